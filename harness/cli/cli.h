@@ -1,0 +1,28 @@
+/* cli.h — the placebench commands and the small helpers they share. */
+#ifndef PB_CLI_H
+#define PB_CLI_H
+
+#include <stdio.h>
+
+/* A command: argv[0] is the command's name; returns the process exit status. */
+typedef int (*cli_command_fn)(int argc, char **argv);
+
+/* Prints "placebench: <message>" on stderr and returns 1 (use as `return cli_error(...)`). */
+int cli_error(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+/* Prints "placebench <cmd>: usage ..." on stderr and returns 2. */
+int cli_usage(const char *usage);
+/* Non-zero when argv[i] is -h or --help. */
+int cli_is_help(const char *arg);
+
+/* The commands (one file each: cmd_<name>.c). */
+int cmd_run(int argc, char **argv);
+int cmd_check(int argc, char **argv);
+int cmd_list(int argc, char **argv);
+int cmd_help(int argc, char **argv);
+/* Further commands are declared below this line, one per file. */
+
+#endif

@@ -1,0 +1,88 @@
+/* main.c — the placebench command-line tool: dispatches to one command per file. */
+#include "cli.h"
+
+#include "version.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct cli_command {
+    const char *name;
+    cli_command_fn fn;
+    const char *summary;
+} cli_command;
+
+static const cli_command cli_commands[] = {
+    {"run", cmd_run, "run an experiment: placebench run CONFIG [-j N] [--shard i/N] ..."},
+    {"check", cmd_check, "parse, expand and load plugins of a config; print the run count"},
+    {"list", cmd_list, "list the plugins found on the plugin path"},
+    {"help", cmd_help, "show a command's usage, or a plugin's options: help KIND/NAME"},
+    /* Further commands, one line each. */
+};
+
+int cli_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("placebench: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return 1;
+}
+
+int cli_usage(const char *usage)
+{
+    fprintf(stderr, "usage: %s\n", usage);
+    return 2;
+}
+
+int cli_is_help(const char *arg)
+{
+    return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0;
+}
+
+static void cli_print_commands(FILE *f)
+{
+    fputs("usage: placebench COMMAND [ARGS]\n\n"
+          "placebench runs device-placement experiments described in Lua: placers, embeddings,\n"
+          "traversal orders and simulators are plugins; results go to SQLite.\n\ncommands:\n",
+          f);
+    for (size_t i = 0; i < sizeof cli_commands / sizeof cli_commands[0]; i++)
+        fprintf(f, "  %-10s %s\n", cli_commands[i].name, cli_commands[i].summary);
+    fputs("\n'placebench COMMAND --help' describes a command; 'placebench help KIND/NAME' a "
+          "plugin.\n",
+          f);
+}
+
+/* Looks a command up by name; NULL when there is none. */
+static const cli_command *cli_find(const char *name)
+{
+    for (size_t i = 0; i < sizeof cli_commands / sizeof cli_commands[0]; i++)
+        if (strcmp(cli_commands[i].name, name) == 0)
+            return &cli_commands[i];
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        cli_print_commands(stderr);
+        return 2;
+    }
+    if (cli_is_help(argv[1])) {
+        cli_print_commands(stdout);
+        return 0;
+    }
+    if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
+        printf("placebench %s\n", pb_version_string());
+        return 0;
+    }
+    const cli_command *c = cli_find(argv[1]);
+    if (!c) {
+        cli_error("unknown command '%s' (try 'placebench --help')", argv[1]);
+        return 2;
+    }
+    return c->fn(argc - 1, argv + 1);
+}

@@ -1,0 +1,409 @@
+/* placebench.h — the one public header: the plugin ABI and the host services a plugin may use. */
+#ifndef PLACEBENCH_H
+#define PLACEBENCH_H
+
+/*
+ * A plugin is a shared object that exports exactly one symbol, PB_DESCRIPTOR_SYMBOL, a const
+ * pb_plugin_desc.  The harness checks abi_major (must equal PB_ABI_MAJOR) and abi_minor (may be
+ * newer than the host's: structs only grow at the end, and every struct a plugin or host reads
+ * starts with its size), then the ops table of the plugin's kind.
+ *
+ * Rules for plugins: never exit, abort on purpose, print to stdout or longjmp; return PB_OK or
+ * PB_ERR with a message written with pb_errorf() into the caller's pb_error.  Everything a plugin
+ * needs at run time (simulating a strategy, reporting progress, logging, the deadline) comes
+ * through the pb_host table passed to create().
+ *
+ * Ownership: every pointer a plugin receives is borrowed for the duration of the call unless the
+ * comment says otherwise; outputs of known size go into buffers the caller owns.
+ */
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PB_ABI_MAJOR 1
+#define PB_ABI_MINOR 0
+#define PB_DESCRIPTOR_SYMBOL placebench_plugin
+#define PB_DESCRIPTOR_SYMBOL_NAME "placebench_plugin"
+
+#if defined(__GNUC__)
+#define PB_EXPORT __attribute__((visibility("default")))
+#else
+#define PB_EXPORT
+#endif
+
+enum { PB_OK = 0, PB_ERR = -1 };
+
+/* ---------------------------------------------------------------- errors */
+
+typedef struct pb_error {
+    char msg[512];
+} pb_error;
+
+/* Writes a formatted message into err (truncating) and returns PB_ERR. err may be NULL. */
+int pb_errorf(pb_error *err, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* ---------------------------------------------------------------- random numbers */
+
+/* xoshiro256** seeded through splitmix64: every plugin draws from an explicit generator. */
+typedef struct pb_rng {
+    uint64_t s[4];
+} pb_rng;
+
+void pb_rng_seed(pb_rng *rng, uint64_t seed);
+uint64_t pb_rng_next(pb_rng *rng);
+/* Uniform integer in [0, n) without modulo bias; n > 0. */
+uint64_t pb_rng_below(pb_rng *rng, uint64_t n);
+/* Uniform double in [0, 1). */
+double pb_rng_uniform(pb_rng *rng);
+/* Fisher-Yates shuffle of an int array. */
+void pb_rng_shuffle(pb_rng *rng, int *a, int n);
+/* Derives a child seed from a parent seed and a label, for independent streams. */
+uint64_t pb_seed_derive(uint64_t parent, const char *label);
+
+/* ---------------------------------------------------------------- graphs */
+
+/*
+ * A computation graph as the harness hands it to plugins: read-only, nodes and edges in insertion
+ * order, CSR adjacency in both directions.  succ[succ_start[v] .. succ_start[v+1]) are the
+ * successors of v in the order their edges were inserted (edge ids in succ_edge); likewise pred.
+ * Parallel edges between one pair collapse into one edge (the last port listed wins, as in the
+ * Placeto reference), so (src, dst) pairs are unique.
+ */
+typedef struct pb_graph {
+    size_t struct_size;
+    const char *name;     /* e.g. "cifar10/07" */
+    const char *checksum; /* hex digest of the canonical content */
+    int n_nodes;
+    int n_edges;
+    const char *const *node_name; /* [n_nodes] */
+    const char *const *node_type; /* [n_nodes], "" when unknown */
+    const double *cost_us;        /* [n_nodes] compute time on the reference device, µs */
+    const double *flops;          /* [n_nodes] floating-point operations, 0 when unknown */
+    const double *bytes_accessed; /* [n_nodes] bytes read+written, 0 when unknown */
+    const double *param_bytes;    /* [n_nodes] persistent (parameter) memory, bytes */
+    const double *out_bytes;      /* [n_nodes] sum of the output port sizes, bytes */
+    const int *port_start;        /* [n_nodes+1] output ports of v: port_start[v] .. [v+1] */
+    const double *port_bytes;     /* [port_start[n_nodes]] bytes per output port */
+    const int *edge_src;          /* [n_edges] */
+    const int *edge_dst;          /* [n_edges] */
+    const int *edge_port;         /* [n_edges] output port of edge_src the edge reads */
+    const double *edge_bytes;     /* [n_edges] bytes carried (the port's size) */
+    const int *succ_start;        /* [n_nodes+1] */
+    const int *succ;              /* [n_edges] */
+    const int *succ_edge;         /* [n_edges] */
+    const int *pred_start;        /* [n_nodes+1] */
+    const int *pred;              /* [n_edges] */
+    const int *pred_edge;         /* [n_edges] */
+    /* Grouping: group_of[v] is the node of `grouped` that op v belongs to.  A graph without a
+     * grouping is its own grouped graph (grouped == this graph, group_of == NULL). */
+    const int *group_of;
+    const struct pb_graph *grouped;
+    /* Colocation classes (MSR data): nodes with equal colocation[v] >= 0 must share a device;
+     * NULL when the graph has none. */
+    const int *colocation;
+} pb_graph;
+
+/* ---------------------------------------------------------------- clusters */
+
+typedef struct pb_device_type {
+    const char *name;      /* catalog name: "K80", "V100-32G", "CPU", ... */
+    double peak_flops;     /* FLOP/s */
+    double mem_bandwidth;  /* bytes/s */
+    double memory_bytes;   /* device memory */
+    double price_per_hour; /* USD per hour, 0 when not priced */
+    double speed_vs_ref;   /* compute speed relative to the reference device of cost_us */
+} pb_device_type;
+
+typedef struct pb_cluster {
+    size_t struct_size;
+    const char *name;
+    int n_devices;
+    int n_types;
+    const pb_device_type *types; /* [n_types] */
+    const int *device_type;      /* [n_devices] index into types */
+    const int *device_machine;   /* [n_devices] machine index */
+    int n_machines;
+    /* Link between devices i and j (i != j), row-major [n_devices * n_devices]. */
+    const double *link_bandwidth; /* bytes per µs */
+    const double *link_latency;   /* µs */
+    /* Placeto bus model (one outgoing bus per device). */
+    double delta1_us;      /* device busy after an op with non-zero cost */
+    double delta2_us;      /* bus busy after each transfer */
+    double transfer_speed; /* bytes per µs on a bus */
+    double init_offset_us; /* ready time of source ops */
+} pb_cluster;
+
+/* ---------------------------------------------------------------- strategies */
+
+/* How a TAG-style strategy executes one node on its device group. */
+typedef enum pb_replication {
+    PB_REPL_NONE = 0,      /* placed on one device (plain placement) */
+    PB_REPL_ALLREDUCE = 1, /* data-parallel replicas, gradients synchronised by ring AllReduce */
+    PB_REPL_PS = 2,        /* data-parallel replicas, parameter server synchronisation */
+    PB_REPL_DUPLICATE = 3, /* every device of the group computes the full op */
+    PB_REPL_SPLIT = 4      /* model-parallel split of the op across the group */
+} pb_replication;
+
+typedef enum pb_strategy_kind {
+    PB_STRATEGY_PLACEMENT = 0,  /* device[v] = device index; nothing else is read */
+    PB_STRATEGY_REPLICATED = 1, /* device[v] = device-group index, replication[v] = option */
+    PB_STRATEGY_PROVISIONED = 2 /* device[v] = resource-type index, stage_count[s] = resources */
+} pb_strategy_kind;
+
+/*
+ * One representation for the three strategy spaces of the papers.  A plain placement is just the
+ * int array `device`; the other kinds add arrays that a plain-placement simulator ignores.
+ * All arrays are owned by whoever created the strategy (see pb_strategy_init in the host API).
+ */
+typedef struct pb_strategy {
+    int kind;    /* pb_strategy_kind */
+    int n_nodes; /* nodes of the graph the strategy is for (the grouped graph for placers) */
+    int *device; /* [n_nodes] */
+    /* PB_STRATEGY_REPLICATED */
+    int *replication; /* [n_nodes] pb_replication */
+    int n_device_groups;
+    const int *group_start;   /* [n_device_groups+1] into group_devices */
+    const int *group_devices; /* device indices of each device group */
+    /* PB_STRATEGY_PROVISIONED: stages are maximal runs of consecutive nodes in the order given
+     * with the same resource type; stage_count[s] resources of that type serve stage s. */
+    int n_stages;
+    int *stage_count; /* [n_nodes] capacity; first n_stages used */
+} pb_strategy;
+
+/* ---------------------------------------------------------------- evaluations */
+
+/*
+ * What a simulator returns.  The caller owns every array and sizes them from the graph and
+ * cluster (n_devices entries per device array, n_devices*n_devices for links, n_nodes of the
+ * op-level graph for node times); an array left NULL is not filled.
+ */
+typedef struct pb_eval {
+    size_t struct_size;
+    double step_time_us;    /* per-iteration time (makespan) */
+    int feasible;           /* 0 when some device runs out of memory */
+    double *peak_mem_bytes; /* [n_devices] */
+    double *busy_us;        /* [n_devices] time spent computing */
+    double *link_busy_us;   /* [n_devices*n_devices] or per-bus [n_devices], simulator-defined */
+    double *node_start_us;  /* [n_nodes of op graph] optional */
+    double *node_end_us;    /* [n_nodes of op graph] optional */
+    double throughput;      /* samples per second, 0 when not meaningful */
+    double monetary_cost;   /* USD per iteration, 0 when not meaningful */
+} pb_eval;
+
+/* ---------------------------------------------------------------- options */
+
+typedef enum pb_opt_type {
+    PB_OPT_INT = 0,
+    PB_OPT_DOUBLE = 1,
+    PB_OPT_BOOL = 2,
+    PB_OPT_STRING = 3,
+    PB_OPT_ENUM = 4 /* one of the '|'-separated words of `choices` */
+} pb_opt_type;
+
+typedef struct pb_option_def {
+    const char *name;
+    int type;                  /* pb_opt_type */
+    const char *default_value; /* as text: "50", "0.001", "true", "topo" */
+    double min, max;           /* inclusive range for INT and DOUBLE; ignored when min > max */
+    const char *choices;       /* PB_OPT_ENUM only: "max|mean|sum" */
+    const char *help;
+} pb_option_def;
+
+/* A resolved option value; the harness passes one per entry of the plugin's option table, in
+ * the table's order.  `s` is set for every type (the text form). */
+typedef struct pb_value {
+    long long i; /* INT, BOOL (0/1), ENUM (index into choices) */
+    double d;    /* DOUBLE (and INT converted) */
+    const char *s;
+} pb_value;
+
+/* ---------------------------------------------------------------- host services */
+
+typedef struct pb_progress {
+    size_t struct_size;
+    int episode;            /* episode or iteration, from 0 */
+    double episode_best_us; /* best step time found in this episode */
+    double best_so_far_us;  /* best step time found in the run so far */
+    long long sim_calls;    /* simulator calls so far */
+    double wall_s;          /* search wall time so far */
+} pb_progress;
+
+enum { PB_LOG_DEBUG = 0, PB_LOG_INFO = 1, PB_LOG_WARN = 2 };
+
+/* The harness side of a run.  A plugin keeps the pointer it got at create(); it stays valid until
+ * destroy(). */
+typedef struct pb_host {
+    size_t struct_size;
+    void *ctx;
+    /* Evaluates a strategy on the run's graph and cluster with the run's simulator.  Strategies of
+     * placers are for the grouped graph; the harness expands them to ops.  Counts a simulator
+     * call. */
+    int (*simulate)(void *ctx, const pb_strategy *s, pb_eval *out, pb_error *err);
+    /* Records one learning-curve point (stored in the run's curve table). */
+    void (*progress)(void *ctx, const pb_progress *p);
+    /* Diagnostic message (stderr of the harness, never stdout). */
+    void (*log)(void *ctx, int level, const char *msg);
+    /* Non-zero once the run's wall-time budget is spent: a search placer stops and returns its
+     * best strategy so far. */
+    int (*deadline_passed)(void *ctx);
+} pb_host;
+
+/* ---------------------------------------------------------------- plugin kinds */
+
+typedef enum pb_kind {
+    PB_KIND_TRAVERSAL = 1,
+    PB_KIND_SIMULATOR = 2,
+    PB_KIND_EMBEDDING = 3,
+    PB_KIND_PLACER = 4
+} pb_kind;
+
+/* Handed to every create(). */
+typedef struct pb_create_args {
+    size_t struct_size;
+    const pb_value *opts; /* one per option of the descriptor, resolved and range-checked */
+    const pb_host *host;  /* NULL for traversal and simulator plugins used outside a run */
+    uint64_t seed;        /* the run's seed for this plugin */
+} pb_create_args;
+
+/* Common life cycle: create an instance, operate on it, destroy it. */
+#define PB_LIFECYCLE_OPS                                                                           \
+    int (*create)(const pb_create_args *args, void **instance, pb_error *err);                     \
+    void (*destroy)(void *instance)
+
+/* traversal: graph -> permutation of its nodes. */
+typedef struct pb_traversal_ops {
+    size_t struct_size;
+    PB_LIFECYCLE_OPS;
+    /* Writes a permutation of 0..g->n_nodes-1 into order (caller-owned, n_nodes ints). */
+    int (*order)(void *instance, const pb_graph *g, int *order, pb_error *err);
+} pb_traversal_ops;
+
+/* simulator: (graph, cluster, strategy) -> evaluation.  prepare() does all per-graph work once;
+ * evaluate() is the hot path and should not allocate. */
+typedef struct pb_simulator_ops {
+    size_t struct_size;
+    PB_LIFECYCLE_OPS;
+    /* g is the op-level graph (g->grouped is what placers place); returns a prepared handle. */
+    int (*prepare)(void *instance, const pb_graph *g, const pb_cluster *c, void **prepared,
+                   pb_error *err);
+    void (*release)(void *prepared);
+    /* s is for the op-level graph (the harness expands group strategies before calling). */
+    int (*evaluate)(void *prepared, const pb_strategy *s, pb_eval *out, pb_error *err);
+} pb_simulator_ops;
+
+/*
+ * The neural-network core of libplacebench defines these; a plugin sees them as opaque handles
+ * and operates on them through the core's own header.  Learned placers and embeddings share
+ * trainable parameters by registering them in the same pb_nn_params set.
+ */
+struct pb_nn_params; /* a named set of trainable tensors, saved and loaded together */
+struct pb_nn_tape;   /* reverse-mode autodiff tape of one forward pass */
+struct pb_nn_tensor; /* a tensor living on a tape */
+
+/* embedding: (graph, node features) -> node embeddings, with trainable parameters. */
+typedef struct pb_embedding_ops {
+    size_t struct_size;
+    PB_LIFECYCLE_OPS;
+    /* Registers the embedding's trainable parameters for graphs with feature_dim input
+     * features; returns the embedding width. */
+    int (*init_params)(void *instance, struct pb_nn_params *params, int feature_dim,
+                       int *embedding_dim, pb_error *err);
+    /* Records the forward pass on tape: features is [n_nodes x feature_dim], *out becomes
+     * [n_nodes x embedding_dim] (owned by the tape). */
+    int (*forward)(void *instance, struct pb_nn_tape *tape, const pb_graph *g,
+                   struct pb_nn_tensor *features, struct pb_nn_tensor **out, pb_error *err);
+} pb_embedding_ops;
+
+/* An embedding as a placer receives it: the ops of the loaded plugin and its instance. */
+typedef struct pb_embedding_ref {
+    const pb_embedding_ops *ops;
+    void *instance;
+    const char *name;
+} pb_embedding_ref;
+
+typedef struct pb_budget {
+    int episodes;        /* learned placers: training episodes; 0 = plugin default */
+    long long sim_calls; /* search placers: simulator calls; 0 = plugin default */
+    double wall_s;       /* 0 = no limit beyond the run's time limit */
+} pb_budget;
+
+/* What a placer is asked to solve. */
+typedef struct pb_problem {
+    size_t struct_size;
+    const pb_graph *graph;    /* the grouped graph: what is placed */
+    const pb_graph *op_graph; /* the op-level graph (== graph when there is no grouping) */
+    const pb_cluster *cluster;
+    pb_budget budget;
+    const int *order;           /* traversal order of graph's nodes, NULL when none was named */
+    pb_embedding_ref embedding; /* ops == NULL when none was named */
+} pb_problem;
+
+/* placer: (problem, budget) -> strategy. */
+typedef struct pb_placer_ops {
+    size_t struct_size;
+    PB_LIFECYCLE_OPS;
+    /* Fills best (caller-owned, sized for p->graph, kind PLACEMENT unless the placer documents
+     * otherwise) with the best strategy found.  *initial_us receives the step time of the
+     * strategy the search started from (the papers' "initial placement"), or a negative number
+     * when there is none. */
+    int (*place)(void *instance, const pb_problem *p, pb_strategy *best, double *initial_us,
+                 pb_error *err);
+    /* Optional (NULL when the placer does not learn): train on a set of problems, save and load
+     * trained parameters, for generalisation experiments. */
+    int (*train)(void *instance, const pb_problem *const *problems, int n, pb_error *err);
+    int (*save)(void *instance, const char *path, pb_error *err);
+    int (*load)(void *instance, const char *path, pb_error *err);
+} pb_placer_ops;
+
+/* ---------------------------------------------------------------- descriptor */
+
+typedef struct pb_plugin_desc {
+    uint32_t abi_major;
+    uint32_t abi_minor;
+    size_t struct_size; /* sizeof(pb_plugin_desc) as the plugin was built */
+    int kind;           /* pb_kind */
+    const char *name;
+    const char *version;
+    const char *description;
+    const pb_option_def *options;
+    int n_options;
+    const void *ops; /* pb_traversal_ops, pb_simulator_ops, pb_embedding_ops or pb_placer_ops */
+} pb_plugin_desc;
+
+/* Declares the plugin's one exported descriptor:
+ *   PB_PLUGIN(PB_KIND_PLACER, "random", "1.0", "uniform random placements", opts, &ops); */
+#define PB_PLUGIN(kind_, name_, version_, description_, options_, n_options_, ops_)                \
+    PB_EXPORT extern const pb_plugin_desc PB_DESCRIPTOR_SYMBOL;                                    \
+    const pb_plugin_desc PB_DESCRIPTOR_SYMBOL = {                                                  \
+        PB_ABI_MAJOR,   PB_ABI_MINOR, sizeof(pb_plugin_desc), (kind_), (name_), (version_),        \
+        (description_), (options_),   (n_options_),           (ops_)}
+
+/* ---------------------------------------------------------------- helpers for plugins */
+
+/* Sets s to a plain placement over caller-owned device storage. */
+static inline void pb_strategy_placement(pb_strategy *s, int n_nodes, int *device)
+{
+    s->kind = PB_STRATEGY_PLACEMENT;
+    s->n_nodes = n_nodes;
+    s->device = device;
+    s->replication = NULL;
+    s->n_device_groups = 0;
+    s->group_start = NULL;
+    s->group_devices = NULL;
+    s->n_stages = 0;
+    s->stage_count = NULL;
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PLACEBENCH_H */

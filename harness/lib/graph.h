@@ -1,0 +1,44 @@
+/* graph.h — building, validating and freeing pb_graph (op level plus derived grouped graph). */
+#ifndef PB_GRAPH_H
+#define PB_GRAPH_H
+
+#include "placebench.h"
+
+/* Attributes of one op; unset numbers are 0, unset strings NULL. */
+typedef struct graph_node_attrs {
+    const char *type;
+    double cost_us;
+    double flops;
+    double bytes_accessed;
+    double param_bytes;
+    int n_ports;              /* output ports given in port_bytes */
+    const double *port_bytes; /* [n_ports]; a port read by an edge beyond n_ports has 0 bytes */
+    const char *group;        /* group name, NULL when the graph has no grouping */
+    int colocation;           /* colocation class, -1 for none */
+} graph_node_attrs;
+
+typedef struct graph_builder graph_builder;
+
+/* Starts a graph; `name` is copied.  Caller frees with graph_builder_free or graph_build. */
+graph_builder *graph_builder_new(const char *name);
+void graph_builder_free(graph_builder *b);
+
+/* Adds an op (name copied); returns its index, or PB_ERR for a duplicate name or a bad number
+ * (negative, NaN or infinite). */
+int graph_add_node(graph_builder *b, const char *name, const graph_node_attrs *a, pb_error *err);
+/* Index of a node added earlier, or -1. */
+int graph_find_node(const graph_builder *b, const char *name);
+int graph_builder_node_count(const graph_builder *b);
+/* Adds src -> dst reading output `port`.  A second edge between the same pair keeps the first
+ * edge's position and takes the later port (the Placeto reference's semantics). */
+int graph_add_edge(graph_builder *b, int src, int dst, int port, pb_error *err);
+
+/* Validates (no self loops, acyclic, group graph acyclic), derives CSR, the grouped graph and the
+ * checksum.  Consumes the builder in all cases.  On success *out is caller-owned (graph_free). */
+int graph_build(graph_builder *b, pb_graph **out, pb_error *err);
+void graph_free(pb_graph *g);
+
+/* Longest path in edges (the papers' "diameter"); -1 for an empty graph. */
+int graph_longest_path(const pb_graph *g);
+
+#endif

@@ -1,0 +1,43 @@
+/* loader.h — finds and loads plugins (the only user of libltdl). */
+#ifndef PB_LOADER_H
+#define PB_LOADER_H
+
+#include "placebench.h"
+
+typedef struct loader loader;
+
+/* One plugin found on the search path. */
+typedef struct loader_entry {
+    const pb_plugin_desc *desc; /* borrowed from the loaded module, valid until loader_free */
+    const char *path;           /* file it came from */
+} loader_entry;
+
+/*
+ * Creates a loader whose search path is, in order: the `extra` folders (a config's plugin_path),
+ * the folders of PLACEBENCH_PLUGIN_PATH (':'-separated), the build tree's plugin folder next to
+ * the running executable, and the installed plugin folder.  The first plugin of a given kind and
+ * name wins.  Caller frees with loader_free.
+ */
+loader *loader_new(const char *const *extra, int n_extra, pb_error *err);
+void loader_free(loader *l);
+
+/* Loads every plugin module on the search path (once).  Modules that are not placebench plugins
+ * are skipped; a plugin with a wrong ABI or missing operations is an error naming the file. */
+int loader_scan(loader *l, pb_error *err);
+
+/* Finds the plugin of `kind` called `name` (scanning first if needed); on failure the error
+ * names the closest known name. */
+int loader_find(loader *l, int kind, const char *name, const loader_entry **out, pb_error *err);
+
+/* All plugins found, sorted by kind then name; *n receives the count.  Borrowed. */
+const loader_entry *loader_list(loader *l, int *n);
+
+/* Loads one module file and validates its descriptor (ABI, struct size, kind, ops). */
+int loader_open_file(loader *l, const char *path, const loader_entry **out, pb_error *err);
+
+/* "placer", "simulator", ... for a pb_kind; NULL for an unknown kind. */
+const char *loader_kind_name(int kind);
+/* The pb_kind for a word, or 0. */
+int loader_kind_from_name(const char *word);
+
+#endif

@@ -1,0 +1,20 @@
+/* nodelink.h — networkx node-link JSON in and out (the field's graph exchange format). */
+#ifndef PB_NODELINK_H
+#define PB_NODELINK_H
+
+#include "placebench.h"
+
+/*
+ * Reads a node-link JSON file.  Node attributes read: `id` (string or integer; the node's name),
+ * `type` (or `op`), `cost` (µs), `out_sizes` (bytes per port) or `out_size` (bytes, one port),
+ * `mem` (parameter bytes), `flops`, `bytes`, `group`, `colocation`.  Links come from `links` or
+ * `edges` with `source`, `target` and optional `port`.  Errors name the file and the node or
+ * link.  On success *out is caller-owned (graph_free); on failure nothing is returned.
+ */
+int nodelink_read(const char *path, pb_graph **out, pb_error *err);
+/* The same from a string already in memory; `label` names it in errors. */
+int nodelink_parse(const char *text, const char *label, pb_graph **out, pb_error *err);
+/* Writes g (op level, each op with its `group` when grouped) as node-link JSON. */
+int nodelink_write(const char *path, const pb_graph *g, pb_error *err);
+
+#endif

@@ -1,0 +1,37 @@
+/* options.h — typed plugin options: resolving key/value text against an option table, help. */
+#ifndef PB_OPTIONS_H
+#define PB_OPTIONS_H
+
+#include "placebench.h"
+
+#include <stdio.h>
+
+typedef struct option_kv {
+    const char *key;
+    const char *value; /* text form, as given */
+} option_kv;
+
+/* Resolved values of one plugin's options; `values` is parallel to desc->options. */
+typedef struct option_set {
+    pb_value *values;
+    char **texts; /* owned text of each value */
+    int n;
+} option_set;
+
+/*
+ * Resolves the given key/value pairs against d's option table: defaults for keys not given,
+ * type and range checks, unknown keys rejected with a did-you-mean.  `where` prefixes errors
+ * (e.g. "configs/x.lua:12: placer 'random'").  On success `out` is caller-owned
+ * (option_set_free).
+ */
+int options_resolve(const pb_plugin_desc *d, const option_kv *kv, int n, const char *where,
+                    option_set *out, pb_error *err);
+void option_set_free(option_set *s);
+
+/* The closest of `candidates` to `word` by edit distance, or NULL when none is close. */
+const char *options_did_you_mean(const char *word, const char *const *candidates, int n);
+
+/* Prints the plugin's description and option table (name, type, default, range, help). */
+void options_print_help(FILE *f, const pb_plugin_desc *d);
+
+#endif

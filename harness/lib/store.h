@@ -1,0 +1,84 @@
+/* store.h — the results store: one SQLite file per experiment (the only user of SQLite). */
+#ifndef PB_STORE_H
+#define PB_STORE_H
+
+#include "placebench.h"
+
+#include <stdio.h>
+
+typedef struct store store;
+
+/* Outcome of a run. */
+typedef enum store_status {
+    STORE_OK = 0,
+    STORE_FAILED = 1,  /* the plugin returned an error */
+    STORE_CRASHED = 2, /* the worker died on a signal or exited without a result */
+    STORE_TIMEOUT = 3  /* killed at the run's wall-time limit */
+} store_status;
+
+/* One finished run, as written in one transaction.  Strings are borrowed by store_put_run. */
+typedef struct store_run {
+    const char *run_id; /* hash of the resolved settings (primary key) */
+    const char *experiment;
+    const char *settings_json; /* the resolved settings, canonical JSON */
+    const char *dataset;       /* family or folder the graph came from */
+    const char *graph;         /* graph name */
+    const char *graph_checksum;
+    int n_nodes; /* of the graph placers see */
+    int n_devices;
+    const char *cluster;
+    const char *simulator, *simulator_version;
+    const char *placer, *placer_version;
+    const char *embedding, *embedding_version; /* NULL or "" when none */
+    const char *traversal, *traversal_version; /* NULL or "" when none */
+    int repeat;
+    unsigned long long seed;
+    const char *placebench_version; /* "0.1.0 (git abcdef)" */
+    int status;                     /* store_status */
+    const char *error;              /* NULL on success */
+    double initial_us;              /* NAN when the placer reported none */
+    double best_us;                 /* NAN when the run failed */
+    double search_wall_s;
+    long long sim_calls;
+    double started_at, finished_at; /* Unix seconds */
+} store_run;
+
+/* One learning-curve point of a run. */
+typedef struct store_curve_point {
+    int episode;
+    double episode_best_us;
+    double best_so_far_us;
+    long long sim_calls;
+    double wall_s;
+} store_curve_point;
+
+/* Opens (create != 0: creating if missing) a results file; caller frees with store_close.
+ * Opening a file of a newer schema is an error. */
+int store_open(const char *path, int create, store **out, pb_error *err);
+void store_close(store *s);
+
+/* Records the experiment's metadata (name, resolved config JSON, seed) once per file; a file
+ * that already holds another experiment's runs is an error naming both. */
+int store_set_experiment(store *s, const char *name, const char *config_json,
+                         unsigned long long seed, pb_error *err);
+
+/* Non-zero when run_id is already stored. */
+int store_has_run(store *s, const char *run_id);
+
+/* Writes a run and its curve in one transaction.  A run_id already present is left as it is
+ * (returns PB_OK): every run is stored exactly once. */
+int store_put_run(store *s, const store_run *r, const store_curve_point *curve, int n_curve,
+                  pb_error *err);
+
+/* Joins shard files into `out` (created if missing); runs already present are skipped. */
+int store_merge(const char *out, const char *const *inputs, int n, pb_error *err);
+
+/* Writes every run (one row each, all columns) as CSV or JSON lines. */
+int store_export_runs(store *s, FILE *f, int jsonl, pb_error *err);
+/* Writes every curve point (run_id plus the point) as CSV or JSON lines. */
+int store_export_curves(store *s, FILE *f, int jsonl, pb_error *err);
+
+/* Number of stored runs, or -1 on error. */
+long long store_count_runs(store *s);
+
+#endif
