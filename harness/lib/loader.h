@@ -35,6 +35,11 @@ const loader_entry *loader_list(loader *l, int *n);
 /* Loads one module file and validates its descriptor (ABI, struct size, kind, ops). */
 int loader_open_file(loader *l, const char *path, const loader_entry **out, pb_error *err);
 
+/* Modules on the search path that were refused (wrong ABI, missing operations, failed to
+ * load): their count, and the i-th reason (file and why; borrowed). */
+int loader_rejected_count(const loader *l);
+const char *loader_rejected_reason(const loader *l, int i);
+
 /* "placer", "simulator", ... for a pb_kind; NULL for an unknown kind. */
 const char *loader_kind_name(int kind);
 /* The pb_kind for a word, or 0. */

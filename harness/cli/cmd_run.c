@@ -1,0 +1,109 @@
+/* cmd_run.c — `placebench run`: run (or resume) an experiment's sweep. */
+#include "cli.h"
+
+#include "config.h"
+#include "plan.h"
+#include "runner.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char run_usage[] =
+    "placebench run CONFIG [-j N] [--shard i/N] [--profile NAME] [--timeout S]\n"
+    "                      [--results FILE] [--quiet]\n"
+    "\n"
+    "Runs every run of the experiment described by CONFIG (a Lua file) that the results file\n"
+    "does not hold yet, so re-running a killed or finished sweep resumes it.  Each run executes\n"
+    "in its own worker process: a plugin that crashes or hangs fails only its run, which is\n"
+    "stored with the cause.  Progress goes to stderr.\n"
+    "\n"
+    "  -j N            worker processes at once (default 1); OpenBLAS uses 1 thread each\n"
+    "  --shard i/N     run only the runs whose index modulo N is i (0 <= i < N); join the\n"
+    "                  shards' results files with 'placebench merge'\n"
+    "  --profile NAME  apply the config's profiles[NAME] overrides (e.g. quick)\n"
+    "  --timeout S     per-run wall-time limit in seconds, overriding the config's 'timeout'\n"
+    "  --results FILE  results file (default: the config's 'results', else results/NAME.db)\n"
+    "  --quiet         no progress output\n"
+    "\n"
+    "Exit status: 0 when the sweep completed (failed runs are recorded in the results file and\n"
+    "listed on stderr), 1 on a bad config or an unusable results file, 2 on bad arguments.";
+
+/* Parses "i/N" with 0 <= i < N. */
+static int run_parse_shard(const char *s, int *i, int *n)
+{
+    char extra;
+    if (sscanf(s, "%d/%d%c", i, n, &extra) != 2 || *n < 1 || *i < 0 || *i >= *n)
+        return -1;
+    return 0;
+}
+
+int cmd_run(int argc, char **argv)
+{
+    runner_opts o = {1, 0, 1, 0, NULL, isatty(2) ? 2 : 1};
+    const char *config = NULL, *profile = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int more = i + 1 < argc;
+        if (cli_is_help(a)) {
+            puts(run_usage);
+            return 0;
+        } else if (strcmp(a, "-j") == 0 && more) {
+            o.jobs = atoi(argv[++i]);
+            if (o.jobs < 1 || o.jobs > 1024)
+                return cli_error("-j %s: need 1..1024 worker processes", argv[i]);
+        } else if (strncmp(a, "-j", 2) == 0 && a[2]) {
+            o.jobs = atoi(a + 2);
+            if (o.jobs < 1 || o.jobs > 1024)
+                return cli_error("%s: need 1..1024 worker processes", a);
+        } else if (strcmp(a, "--shard") == 0 && more) {
+            if (run_parse_shard(argv[++i], &o.shard_index, &o.shard_count))
+                return cli_error("--shard %s: expected i/N with 0 <= i < N", argv[i]);
+        } else if (strcmp(a, "--profile") == 0 && more) {
+            profile = argv[++i];
+        } else if (strcmp(a, "--timeout") == 0 && more) {
+            o.timeout_s = atof(argv[++i]);
+            if (!(o.timeout_s > 0))
+                return cli_error("--timeout %s: need a positive number of seconds", argv[i]);
+        } else if (strcmp(a, "--results") == 0 && more) {
+            o.results = argv[++i];
+        } else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
+            o.progress = 0;
+        } else if (a[0] == '-') {
+            return cli_usage(run_usage);
+        } else if (!config) {
+            config = a;
+        } else {
+            return cli_usage(run_usage);
+        }
+    }
+    if (!config)
+        return cli_usage(run_usage);
+    /* Workers are processes: BLAS must not spawn its own threads on top (read at load). */
+    setenv("OPENBLAS_NUM_THREADS", "1", 1);
+    setenv("OMP_NUM_THREADS", "1", 1);
+    experiment *x;
+    plan *p;
+    pb_error err;
+    if (config_load(config, profile, &x, &err) || plan_build(x, &p, &err)) {
+        fprintf(stderr, "%s\n", err.msg);
+        return 1;
+    }
+    const char *results = o.results ? o.results : p->x->results;
+    if (o.progress)
+        fprintf(stderr, "experiment '%s': %d runs%s, results in %s\n", p->x->name, p->n_runs,
+                o.shard_count > 1 ? " (before sharding)" : "", results);
+    runner_summary sum;
+    int rc = runner_run(p, &o, &sum, &err);
+    plan_free(p);
+    if (rc) {
+        fprintf(stderr, "placebench: %s\n", err.msg);
+        return 1;
+    }
+    if (o.progress)
+        fprintf(stderr,
+                "done: %d runs in this shard, %d already stored, %d ok, %d failed, %.1f s\n",
+                sum.in_shard, sum.skipped, sum.ok, sum.failed, sum.wall_s);
+    return 0;
+}

@@ -1,0 +1,632 @@
+/* runner.c — the sweep runner: one forked worker per run, at most -j at once, wall-time limits,
+ * crash isolation, progress on stderr, results written by the parent only. */
+#include "runner.h"
+
+#include "cluster.h"
+#include "store.h"
+#include "strategy.h"
+#include "version.h"
+
+#include <errno.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------ worker side */
+
+/* What the host table of one run points at. */
+typedef struct runner_host {
+    int fd;
+    const char *run_id;
+    const pb_graph *op_graph;
+    const pb_simulator_ops *sim;
+    void *prepared;
+    int n_devices;
+    pb_strategy ops; /* op-level strategy buffer for expanding group strategies */
+    int *ops_device, *ops_replication, *ops_stage;
+    long long calls;
+    double t0, soft_deadline; /* monotonic seconds; soft_deadline 0 = none */
+} runner_host;
+
+static double runner_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static double runner_wall_clock(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Writes one protocol line; the parent ignores a line cut short by a crash. */
+static void runner_send(int fd, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf, sizeof buf - 1, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    if (n > (int)sizeof buf - 2)
+        n = (int)sizeof buf - 2;
+    buf[n++] = '\n';
+    for (int off = 0; off < n;) {
+        ssize_t w = write(fd, buf + off, (size_t)(n - off));
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return;
+        off += (int)w;
+    }
+}
+
+static int runner_host_simulate(void *ctx, const pb_strategy *s, pb_eval *out, pb_error *err)
+{
+    runner_host *h = ctx;
+    const pb_graph *g = h->op_graph;
+    const pb_strategy *op_s = s;
+    if (g->grouped != g) {
+        h->ops.stage_count = h->ops_stage;
+        h->ops.replication = h->ops_replication;
+        if (strategy_expand(g, s, &h->ops, err))
+            return PB_ERR;
+        op_s = &h->ops;
+    }
+    if (strategy_check(op_s, g->n_nodes, h->n_devices, err))
+        return PB_ERR;
+    h->calls++;
+    return h->sim->evaluate(h->prepared, op_s, out, err);
+}
+
+static void runner_host_progress(void *ctx, const pb_progress *p)
+{
+    runner_host *h = ctx;
+    runner_send(h->fd, "P %d %.17g %.17g %lld %.17g", p->episode, p->episode_best_us,
+                p->best_so_far_us, p->sim_calls, p->wall_s);
+}
+
+static void runner_host_log(void *ctx, int level, const char *msg)
+{
+    runner_host *h = ctx;
+    static const char *const names[] = {"debug", "info", "warn"};
+    if (level >= PB_LOG_INFO)
+        fprintf(stderr, "[%s] %s: %s\n", h->run_id, names[level > 2 ? 2 : level], msg);
+}
+
+static int runner_host_deadline(void *ctx)
+{
+    runner_host *h = ctx;
+    return h->soft_deadline > 0 && runner_now() >= h->soft_deadline;
+}
+
+/* Creates an instance of a resolved plugin. */
+static int runner_create(const plan_plugin *pp, const pb_host *host, unsigned long long run_seed,
+                         const char *label, void **inst, pb_error *err)
+{
+    const pb_traversal_ops *common = pp->entry->desc->ops; /* create is first in every table */
+    pb_create_args a = {sizeof a, pp->opts.values, host, pb_seed_derive(run_seed, label)};
+    return common->create(&a, inst, err);
+}
+
+/* Sends the final result line and an error line; returns status. */
+static int runner_finish(int fd, int status, double initial, double best, long long calls,
+                         double wall, const char *error)
+{
+    if (error) {
+        char clean[512];
+        snprintf(clean, sizeof clean, "%s", error);
+        for (char *c = clean; *c; c++)
+            if (*c == '\n' || *c == '\r')
+                *c = ' ';
+        runner_send(fd, "E %s", clean);
+    }
+    runner_send(fd, "R %d %.17g %.17g %lld %.17g", status, initial, best, calls, wall);
+    return status;
+}
+
+/* Everything one run allocates, released in one place. */
+typedef struct runner_state {
+    pb_cluster *cluster;
+    void *sim_inst, *prepared, *trav_inst, *emb_inst, *placer_inst;
+    int *order, *best_device;
+    double *peak;
+} runner_state;
+
+static void runner_state_free(const plan_run *r, runner_host *h, runner_state *st)
+{
+    if (st->placer_inst)
+        ((const pb_placer_ops *)r->placer.entry->desc->ops)->destroy(st->placer_inst);
+    if (st->emb_inst)
+        ((const pb_embedding_ops *)r->embedding.entry->desc->ops)->destroy(st->emb_inst);
+    if (st->trav_inst)
+        ((const pb_traversal_ops *)r->traversal.entry->desc->ops)->destroy(st->trav_inst);
+    const pb_simulator_ops *sim = r->simulator.entry->desc->ops;
+    if (st->prepared)
+        sim->release(st->prepared);
+    if (st->sim_inst)
+        sim->destroy(st->sim_inst);
+    cluster_free(st->cluster);
+    free(st->order);
+    free(st->best_device);
+    free(st->peak);
+    free(h->ops_device);
+    free(h->ops_replication);
+    free(h->ops_stage);
+}
+
+/* Sets up simulator, traversal order and embedding; fills the problem. */
+static int runner_setup(const plan_run *r, runner_host *h, const pb_host *host, runner_state *st,
+                        pb_problem *prob, pb_error *err)
+{
+    const run_spec *s = r->spec;
+    const pb_graph *g = r->graph, *gg = g->grouped;
+    if (cluster_preset(s->cluster, s->n_devices, &st->cluster, err))
+        return PB_ERR;
+    const pb_simulator_ops *sim = r->simulator.entry->desc->ops;
+    h->sim = sim;
+    if (runner_create(&r->simulator, host, s->seed, "simulator", &st->sim_inst, err) ||
+        sim->prepare(st->sim_inst, g, st->cluster, &st->prepared, err))
+        return PB_ERR;
+    h->prepared = st->prepared;
+    size_t n = (size_t)g->n_nodes;
+    h->ops_device = malloc(n * sizeof(int));
+    h->ops_replication = malloc(n * sizeof(int));
+    h->ops_stage = malloc(n * sizeof(int));
+    st->best_device = malloc((size_t)gg->n_nodes * sizeof(int));
+    st->peak = calloc((size_t)s->n_devices, sizeof(double));
+    if (!h->ops_device || !h->ops_replication || !h->ops_stage || !st->best_device || !st->peak)
+        return pb_errorf(err, "out of memory");
+    pb_strategy_placement(&h->ops, g->n_nodes, h->ops_device);
+    memset(prob, 0, sizeof *prob);
+    prob->struct_size = sizeof *prob;
+    prob->graph = gg;
+    prob->op_graph = g;
+    prob->cluster = st->cluster;
+    prob->budget.episodes = s->episodes;
+    prob->budget.sim_calls = s->sim_calls;
+    if (r->traversal.entry) {
+        const pb_traversal_ops *t = r->traversal.entry->desc->ops;
+        st->order = malloc((size_t)gg->n_nodes * sizeof(int));
+        if (!st->order)
+            return pb_errorf(err, "out of memory");
+        if (runner_create(&r->traversal, host, s->seed, "traversal", &st->trav_inst, err) ||
+            t->order(st->trav_inst, gg, st->order, err))
+            return PB_ERR;
+        prob->order = st->order;
+    }
+    if (r->embedding.entry) {
+        if (runner_create(&r->embedding, host, s->seed, "embedding", &st->emb_inst, err))
+            return PB_ERR;
+        prob->embedding.ops = r->embedding.entry->desc->ops;
+        prob->embedding.instance = st->emb_inst;
+        prob->embedding.name = r->embedding.entry->desc->name;
+    }
+    return PB_OK;
+}
+
+int runner_execute(const plan *p, const plan_run *r, int fd)
+{
+    (void)p;
+    const run_spec *s = r->spec;
+    runner_host h = {0};
+    h.fd = fd;
+    h.run_id = s->run_id;
+    h.op_graph = r->graph;
+    h.n_devices = s->n_devices;
+    h.t0 = runner_now();
+    if (s->timeout_s > 0)
+        h.soft_deadline = h.t0 + 0.9 * s->timeout_s;
+    pb_host host = {sizeof host,          &h,
+                    runner_host_simulate, runner_host_progress,
+                    runner_host_log,      runner_host_deadline};
+    runner_state st = {0};
+    pb_problem prob;
+    pb_error err = {{0}};
+    double initial = NAN, best = NAN, wall = 0;
+    int status = STORE_FAILED;
+    if (runner_setup(r, &h, &host, &st, &prob, &err) == PB_OK &&
+        runner_create(&r->placer, &host, s->seed, "placer", &st.placer_inst, &err) == PB_OK) {
+        const pb_placer_ops *pl = r->placer.entry->desc->ops;
+        pb_strategy bs;
+        pb_strategy_placement(&bs, r->graph->grouped->n_nodes, st.best_device);
+        double t = runner_now();
+        int rc = pl->place(st.placer_inst, &prob, &bs, &initial, &err);
+        wall = runner_now() - t;
+        if (rc == PB_OK) {
+            /* The harness evaluates the returned strategy itself: the stored step time is the
+             * simulator's, not the placer's claim. */
+            long long calls = h.calls;
+            pb_eval ev = {sizeof ev, 0, 1, st.peak, NULL, NULL, NULL, NULL, 0, 0};
+            if (runner_host_simulate(&h, &bs, &ev, &err) == PB_OK) {
+                best = ev.step_time_us;
+                status = STORE_OK;
+            }
+            h.calls = calls;
+        }
+        if (initial < 0)
+            initial = NAN;
+    }
+    runner_state_free(r, &h, &st);
+    return runner_finish(fd, status, initial, best, h.calls, wall,
+                         status == STORE_OK ? NULL : err.msg);
+}
+
+/* ------------------------------------------------------------ parent side */
+
+typedef struct runner_worker {
+    pid_t pid;
+    int fd;
+    int run; /* index into plan runs */
+    double started_mono, started_wall, deadline;
+    int timed_out;
+    char buf[4096];
+    size_t len;
+    store_curve_point *curve;
+    int n_curve, cap_curve;
+    int have_result, status;
+    double initial, best, wall;
+    long long calls;
+    char error[520];
+} runner_worker;
+
+static void runner_worker_line(runner_worker *w, char *line)
+{
+    if (line[0] == 'P') {
+        store_curve_point pt;
+        if (sscanf(line, "P %d %lf %lf %lld %lf", &pt.episode, &pt.episode_best_us,
+                   &pt.best_so_far_us, &pt.sim_calls, &pt.wall_s) != 5)
+            return;
+        if (w->n_curve == w->cap_curve) {
+            int ncap = w->cap_curve ? w->cap_curve * 2 : 64;
+            store_curve_point *nc = realloc(w->curve, (size_t)ncap * sizeof *nc);
+            if (!nc)
+                return;
+            w->curve = nc;
+            w->cap_curve = ncap;
+        }
+        w->curve[w->n_curve++] = pt;
+    } else if (line[0] == 'E' && line[1] == ' ') {
+        snprintf(w->error, sizeof w->error, "%s", line + 2);
+    } else if (line[0] == 'R') {
+        if (sscanf(line, "R %d %lf %lf %lld %lf", &w->status, &w->initial, &w->best, &w->calls,
+                   &w->wall) == 5)
+            w->have_result = 1;
+    }
+}
+
+/* Reads what is available; returns 0 at end of file. */
+static int runner_worker_read(runner_worker *w)
+{
+    ssize_t n = read(w->fd, w->buf + w->len, sizeof w->buf - 1 - w->len);
+    if (n < 0)
+        return errno == EINTR || errno == EAGAIN ? 1 : 0;
+    if (n == 0)
+        return 0;
+    w->len += (size_t)n;
+    w->buf[w->len] = '\0';
+    char *start = w->buf, *nl;
+    while ((nl = strchr(start, '\n')) != NULL) {
+        *nl = '\0';
+        runner_worker_line(w, start);
+        start = nl + 1;
+    }
+    w->len = strlen(start);
+    memmove(w->buf, start, w->len + 1);
+    if (w->len == sizeof w->buf - 1)
+        w->len = 0; /* an over-long line: drop it */
+    return 1;
+}
+
+static void runner_describe_exit(runner_worker *w, int wstatus, double timeout)
+{
+    if (w->timed_out) {
+        w->status = STORE_TIMEOUT;
+        snprintf(w->error, sizeof w->error, "timeout: killed after the %.6g s wall-time limit",
+                 timeout);
+    } else if (WIFSIGNALED(wstatus)) {
+        w->status = STORE_CRASHED;
+        snprintf(w->error, sizeof w->error, "crashed: signal %d (%s)", WTERMSIG(wstatus),
+                 strsignal(WTERMSIG(wstatus)));
+    } else if (!w->have_result) {
+        w->status = STORE_CRASHED;
+        snprintf(w->error, sizeof w->error, "crashed: worker exited with status %d and no result",
+                 WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1);
+    }
+}
+
+static const char *runner_plugin_version(const plan_plugin *pp)
+{
+    return pp->entry ? pp->entry->desc->version : NULL;
+}
+
+static int runner_store(store *st, const plan *p, runner_worker *w, pb_error *err)
+{
+    const plan_run *r = &p->runs[w->run];
+    const run_spec *s = r->spec;
+    int ok = w->status == STORE_OK;
+    store_run rec = {
+        .run_id = s->run_id,
+        .experiment = p->x->name,
+        .settings_json = s->settings_json,
+        .dataset = s->dataset,
+        .graph = r->graph->name,
+        .graph_checksum = r->graph->checksum,
+        .n_nodes = r->graph->grouped->n_nodes,
+        .n_devices = s->n_devices,
+        .cluster = s->cluster,
+        .simulator = s->simulator.name,
+        .simulator_version = runner_plugin_version(&r->simulator),
+        .placer = s->placer.name,
+        .placer_version = runner_plugin_version(&r->placer),
+        .embedding = s->embedding.name,
+        .embedding_version = runner_plugin_version(&r->embedding),
+        .traversal = s->traversal.name,
+        .traversal_version = runner_plugin_version(&r->traversal),
+        .repeat = s->repeat,
+        .seed = s->seed,
+        .placebench_version = pb_version_string(),
+        .status = w->status,
+        .error = ok ? NULL : w->error,
+        .initial_us = w->have_result ? w->initial : NAN,
+        .best_us = ok ? w->best : NAN,
+        .search_wall_s = w->have_result ? w->wall : runner_now() - w->started_mono,
+        .sim_calls = w->calls,
+        .started_at = w->started_wall,
+        .finished_at = runner_wall_clock(),
+    };
+    return store_put_run(st, &rec, w->curve, w->n_curve, err);
+}
+
+/* The worker: never returns. */
+static void runner_child(const plan *p, int run, int fd, pid_t parent)
+{
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent)
+        _exit(3);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGPIPE, SIG_DFL);
+    runner_execute(p, &p->runs[run], fd);
+    close(fd);
+    _exit(0);
+}
+
+static int runner_spawn(const plan *p, int run, runner_worker *w, const runner_worker *all,
+                        int n_all, double timeout, pb_error *err)
+{
+    int fds[2];
+    if (pipe(fds) != 0)
+        return pb_errorf(err, "pipe: %s", strerror(errno));
+    fflush(stdout);
+    fflush(stderr);
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        return pb_errorf(err, "fork: %s", strerror(errno));
+    }
+    if (pid == 0) {
+        close(fds[0]);
+        for (int i = 0; i < n_all; i++)
+            if (all[i].pid > 0)
+                close(all[i].fd);
+        runner_child(p, run, fds[1], parent);
+    }
+    close(fds[1]);
+    memset(w, 0, sizeof *w);
+    w->pid = pid;
+    w->fd = fds[0];
+    w->run = run;
+    w->started_mono = runner_now();
+    w->started_wall = runner_wall_clock();
+    w->deadline = timeout > 0 ? w->started_mono + timeout : 0;
+    w->status = STORE_FAILED;
+    w->initial = w->best = NAN;
+    return PB_OK;
+}
+
+typedef struct runner_progress {
+    int mode; /* 0 quiet, 1 lines, 2 terminal */
+    int total, done, ok, failed;
+    double t0, last_print;
+} runner_progress;
+
+static void runner_format_eta(double s, char *buf, size_t n)
+{
+    long t = (long)(s + 0.5);
+    if (t >= 3600)
+        snprintf(buf, n, "%ldh%02ldm", t / 3600, (t % 3600) / 60);
+    else
+        snprintf(buf, n, "%ldm%02lds", t / 60, t % 60);
+}
+
+static void runner_print_progress(runner_progress *pr, int force)
+{
+    if (pr->mode == 0)
+        return;
+    double now = runner_now();
+    if (!force && pr->mode == 1 && now - pr->last_print < 5.0)
+        return;
+    pr->last_print = now;
+    double el = now - pr->t0;
+    char eta[32] = "?";
+    if (pr->done > 0)
+        runner_format_eta(el / pr->done * (pr->total - pr->done), eta, sizeof eta);
+    char line[200];
+    snprintf(line, sizeof line, "[%d/%d] %.0f%%  ok %d  failed %d  elapsed %.0fs  ETA %s", pr->done,
+             pr->total, pr->total ? 100.0 * pr->done / pr->total : 100.0, pr->ok, pr->failed, el,
+             eta);
+    if (pr->mode == 2)
+        fprintf(stderr, "\r%-78s", line);
+    else
+        fprintf(stderr, "%s\n", line);
+}
+
+/* Finalises a worker whose pipe reached end of file: reap, classify, store. */
+static int runner_reap(store *st, const plan *p, runner_worker *w, double timeout,
+                       runner_progress *pr, pb_error *err)
+{
+    int wstatus = 0;
+    while (waitpid(w->pid, &wstatus, 0) < 0 && errno == EINTR)
+        ;
+    close(w->fd);
+    runner_describe_exit(w, wstatus, timeout);
+    int rc = runner_store(st, p, w, err);
+    pr->done++;
+    if (w->status == STORE_OK) {
+        pr->ok++;
+    } else {
+        pr->failed++;
+        const run_spec *s = p->runs[w->run].spec;
+        if (pr->mode == 2)
+            fputc('\n', stderr);
+        if (pr->mode)
+            fprintf(stderr, "run %s (%s on %s, %d devices, repeat %d) failed: %s\n", s->run_id,
+                    s->placer.name, p->runs[w->run].graph->name, s->n_devices, s->repeat, w->error);
+    }
+    free(w->curve);
+    w->curve = NULL;
+    w->pid = 0;
+    runner_print_progress(pr, 0);
+    return rc;
+}
+
+static int runner_open_store(const plan *p, const runner_opts *o, store **st, pb_error *err)
+{
+    const char *path = o->results ? o->results : p->x->results;
+    /* Create the folder of the results file if needed (one level, e.g. results/). */
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash && slash != dir) {
+        *slash = '\0';
+        if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+            return pb_errorf(err, "%s: cannot create folder: %s", dir, strerror(errno));
+    }
+    if (store_open(path, 1, st, err))
+        return PB_ERR;
+    if (store_set_experiment(*st, p->x->name, p->x->config_json, p->x->seed, err)) {
+        store_close(*st);
+        return PB_ERR;
+    }
+    return PB_OK;
+}
+
+/* Kills timed-out workers; returns the poll timeout in ms until the next deadline. */
+static int runner_enforce_deadlines(runner_worker *ws, int jobs)
+{
+    double now = runner_now(), next = 1.0;
+    for (int i = 0; i < jobs; i++) {
+        if (ws[i].pid <= 0 || ws[i].deadline <= 0 || ws[i].timed_out)
+            continue;
+        if (now >= ws[i].deadline) {
+            ws[i].timed_out = 1;
+            kill(ws[i].pid, SIGKILL);
+        } else if (ws[i].deadline - now < next) {
+            next = ws[i].deadline - now;
+        }
+    }
+    return (int)(next * 1000) + 1;
+}
+
+int runner_run(plan *p, const runner_opts *o, runner_summary *sum, pb_error *err)
+{
+    memset(sum, 0, sizeof *sum);
+    store *st;
+    if (runner_open_store(p, o, &st, err))
+        return PB_ERR;
+    int shards = o->shard_count > 0 ? o->shard_count : 1;
+    int *todo = malloc((size_t)(p->n_runs ? p->n_runs : 1) * sizeof(int)), n_todo = 0;
+    int jobs = o->jobs > 0 ? o->jobs : 1;
+    runner_worker *ws = calloc((size_t)jobs, sizeof *ws);
+    if (!todo || !ws) {
+        free(todo);
+        free(ws);
+        store_close(st);
+        return pb_errorf(err, "out of memory");
+    }
+    for (int i = 0; i < p->n_runs; i++) {
+        if (i % shards != o->shard_index)
+            continue;
+        sum->in_shard++;
+        if (store_has_run(st, p->runs[i].spec->run_id))
+            sum->skipped++;
+        else
+            todo[n_todo++] = i;
+    }
+    runner_progress pr = {o->progress, n_todo, 0, 0, 0, runner_now(), 0};
+    if (pr.mode && sum->skipped)
+        fprintf(stderr, "%d of %d runs already in the results file; %d to run\n", sum->skipped,
+                sum->in_shard, n_todo);
+    signal(SIGPIPE, SIG_IGN);
+    int next = 0, active = 0, rc = PB_OK;
+    struct pollfd *pfd = malloc((size_t)jobs * sizeof *pfd);
+    int *slot = malloc((size_t)jobs * sizeof(int));
+    while (rc == PB_OK && (next < n_todo || active > 0) && pfd && slot) {
+        for (int i = 0; i < jobs && next < n_todo && rc == PB_OK; i++)
+            if (ws[i].pid <= 0) {
+                double timeout =
+                    o->timeout_s > 0 ? o->timeout_s : p->runs[todo[next]].spec->timeout_s;
+                rc = runner_spawn(p, todo[next], &ws[i], ws, jobs, timeout, err);
+                next++;
+                active += rc == PB_OK;
+            }
+        int np = 0;
+        for (int i = 0; i < jobs; i++)
+            if (ws[i].pid > 0) {
+                pfd[np] = (struct pollfd){ws[i].fd, POLLIN, 0};
+                slot[np++] = i;
+            }
+        int wait_ms = runner_enforce_deadlines(ws, jobs);
+        if (np == 0)
+            continue;
+        if (poll(pfd, (nfds_t)np, wait_ms) < 0 && errno != EINTR) {
+            rc = pb_errorf(err, "poll: %s", strerror(errno));
+            break;
+        }
+        for (int k = 0; k < np && rc == PB_OK; k++) {
+            if (!(pfd[k].revents & (POLLIN | POLLHUP | POLLERR)))
+                continue;
+            runner_worker *w = &ws[slot[k]];
+            if (runner_worker_read(w))
+                continue;
+            double timeout = o->timeout_s > 0 ? o->timeout_s : p->runs[w->run].spec->timeout_s;
+            rc = runner_reap(st, p, w, timeout, &pr, err);
+            active--;
+        }
+    }
+    for (int i = 0; i < jobs; i++)
+        if (ws[i].pid > 0) { /* only after a harness error: stop the rest */
+            kill(ws[i].pid, SIGKILL);
+            waitpid(ws[i].pid, NULL, 0);
+            close(ws[i].fd);
+            free(ws[i].curve);
+        }
+    runner_print_progress(&pr, 1);
+    if (pr.mode == 2)
+        fputc('\n', stderr);
+    sum->ok = pr.ok;
+    sum->failed = pr.failed;
+    sum->wall_s = runner_now() - pr.t0;
+    free(pfd);
+    free(slot);
+    free(todo);
+    free(ws);
+    store_close(st);
+    return rc;
+}

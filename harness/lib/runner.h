@@ -1,0 +1,33 @@
+/* runner.h — running a plan: worker processes, time limits, crash isolation, progress, and
+ * one results-store transaction per finished run. */
+#ifndef PB_RUNNER_H
+#define PB_RUNNER_H
+
+#include "plan.h"
+
+typedef struct runner_opts {
+    int jobs;            /* worker processes at once (>= 1) */
+    int shard_index;     /* run the runs whose index % shard_count == shard_index */
+    int shard_count;     /* 1 = everything */
+    double timeout_s;    /* > 0 overrides the config's per-run limit */
+    const char *results; /* results file; NULL = the experiment's */
+    int progress;        /* 0 quiet, 1 plain lines, 2 a refreshing terminal line */
+} runner_opts;
+
+typedef struct runner_summary {
+    int in_shard; /* runs of this shard */
+    int skipped;  /* already in the results file */
+    int ok;
+    int failed; /* failed, crashed or timed out */
+    double wall_s;
+} runner_summary;
+
+/* Runs every run of the shard that the results file does not hold yet.  Returns PB_ERR only for
+ * errors of the harness itself (results file unusable); failed runs are stored, not returned. */
+int runner_run(plan *p, const runner_opts *o, runner_summary *sum, pb_error *err);
+
+/* Runs one run in this process and reports through `fd` (the worker's side of the protocol);
+ * exposed for tests and for `placebench place`.  Returns the store_status. */
+int runner_execute(const plan *p, const plan_run *r, int fd);
+
+#endif

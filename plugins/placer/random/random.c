@@ -1,0 +1,94 @@
+/* random.c — baseline placer: uniform random placements, keep the best (random search). */
+#include "placebench.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+enum { OPT_SIM_CALLS, OPT_REPORT_EVERY };
+
+static const pb_option_def random_options[] = {
+    {"sim_calls", PB_OPT_INT, "1000", 1, 1e9, NULL,
+     "random placements to evaluate (the experiment's sim_calls budget, when set, wins)"},
+    {"report_every", PB_OPT_INT, "0", 0, 1e9, NULL,
+     "placements per learning-curve point; 0 = sim_calls/50 (at least 1)"},
+};
+
+typedef struct random_placer {
+    long long sim_calls, report_every;
+    pb_rng rng;
+    const pb_host *host;
+} random_placer;
+
+static int random_create(const pb_create_args *a, void **instance, pb_error *err)
+{
+    random_placer *r = calloc(1, sizeof *r);
+    if (!r)
+        return pb_errorf(err, "out of memory");
+    r->sim_calls = a->opts[OPT_SIM_CALLS].i;
+    r->report_every = a->opts[OPT_REPORT_EVERY].i;
+    r->host = a->host;
+    pb_rng_seed(&r->rng, a->seed);
+    *instance = r;
+    return PB_OK;
+}
+
+static void random_destroy(void *instance)
+{
+    free(instance);
+}
+
+static double random_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int random_place(void *instance, const pb_problem *p, pb_strategy *best, double *initial_us,
+                        pb_error *err)
+{
+    random_placer *r = instance;
+    int n = p->graph->n_nodes, d = p->cluster->n_devices;
+    long long calls = p->budget.sim_calls > 0 ? p->budget.sim_calls : r->sim_calls;
+    long long every = r->report_every > 0 ? r->report_every : (calls / 50 > 0 ? calls / 50 : 1);
+    int *cand = malloc((size_t)n * sizeof(int));
+    if (!cand)
+        return pb_errorf(err, "out of memory");
+    pb_strategy s;
+    pb_strategy_placement(&s, n, cand);
+    double best_us = 0, window_best = 0, t0 = random_seconds();
+    int rc = PB_OK;
+    for (long long c = 0; c < calls; c++) {
+        for (int v = 0; v < n; v++)
+            cand[v] = (int)pb_rng_below(&r->rng, (uint64_t)d);
+        pb_eval ev = {sizeof ev, 0, 1, NULL, NULL, NULL, NULL, NULL, 0, 0};
+        if ((rc = r->host->simulate(r->host->ctx, &s, &ev, err)) != PB_OK)
+            break;
+        if (c == 0)
+            *initial_us = ev.step_time_us;
+        if (c == 0 || ev.step_time_us < best_us) {
+            best_us = ev.step_time_us;
+            memcpy(best->device, cand, (size_t)n * sizeof(int));
+        }
+        if (c % every == 0 || ev.step_time_us < window_best)
+            window_best = ev.step_time_us;
+        if ((c + 1) % every == 0 || c + 1 == calls) {
+            pb_progress pr = {sizeof pr, (int)(c / every),     window_best, best_us,
+                              c + 1,     random_seconds() - t0};
+            r->host->progress(r->host->ctx, &pr);
+        }
+        if (r->host->deadline_passed(r->host->ctx))
+            break;
+    }
+    free(cand);
+    return rc;
+}
+
+static const pb_placer_ops random_ops = {
+    sizeof(pb_placer_ops), random_create, random_destroy, random_place, NULL, NULL, NULL,
+};
+
+PB_PLUGIN(PB_KIND_PLACER, "random", "1.0",
+          "random search: uniform random placements, the best one kept (baseline)", random_options,
+          2, &random_ops);

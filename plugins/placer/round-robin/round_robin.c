@@ -1,0 +1,48 @@
+/* round_robin.c — baseline placer: the k-th node visited goes to device k mod n. */
+#include "placebench.h"
+
+#include <stdlib.h>
+
+typedef struct rr_placer {
+    const pb_host *host;
+} rr_placer;
+
+static int rr_create(const pb_create_args *a, void **instance, pb_error *err)
+{
+    rr_placer *r = calloc(1, sizeof *r);
+    if (!r)
+        return pb_errorf(err, "out of memory");
+    r->host = a->host;
+    *instance = r;
+    return PB_OK;
+}
+
+static void rr_destroy(void *instance)
+{
+    free(instance);
+}
+
+/* Visits nodes in the run's traversal order when one is named, else in insertion order. */
+static int rr_place(void *instance, const pb_problem *p, pb_strategy *best, double *initial_us,
+                    pb_error *err)
+{
+    rr_placer *r = instance;
+    int n = p->graph->n_nodes, d = p->cluster->n_devices;
+    for (int k = 0; k < n; k++)
+        best->device[p->order ? p->order[k] : k] = k % d;
+    pb_eval ev = {sizeof ev, 0, 1, NULL, NULL, NULL, NULL, NULL, 0, 0};
+    if (r->host->simulate(r->host->ctx, best, &ev, err))
+        return PB_ERR;
+    *initial_us = -1; /* no search: there is no distinct starting point */
+    pb_progress pr = {sizeof pr, 0, ev.step_time_us, ev.step_time_us, 1, 0};
+    r->host->progress(r->host->ctx, &pr);
+    return PB_OK;
+}
+
+static const pb_placer_ops rr_ops = {
+    sizeof(pb_placer_ops), rr_create, rr_destroy, rr_place, NULL, NULL, NULL,
+};
+
+PB_PLUGIN(PB_KIND_PLACER, "round-robin", "1.0",
+          "node k of the traversal order (or insertion order) on device k mod n (baseline)", NULL,
+          0, &rr_ops);

@@ -1,0 +1,56 @@
+/* single_device.c — baseline placer: every node on one device (the papers' initial placement). */
+#include "placebench.h"
+
+#include <stdlib.h>
+
+enum { OPT_DEVICE };
+
+static const pb_option_def single_options[] = {
+    {"device", PB_OPT_INT, "0", 0, 4095, NULL, "device index that receives every node"},
+};
+
+typedef struct single_placer {
+    int device;
+    const pb_host *host;
+} single_placer;
+
+static int single_create(const pb_create_args *a, void **instance, pb_error *err)
+{
+    single_placer *s = calloc(1, sizeof *s);
+    if (!s)
+        return pb_errorf(err, "out of memory");
+    s->device = (int)a->opts[OPT_DEVICE].i;
+    s->host = a->host;
+    *instance = s;
+    return PB_OK;
+}
+
+static void single_destroy(void *instance)
+{
+    free(instance);
+}
+
+static int single_place(void *instance, const pb_problem *p, pb_strategy *best, double *initial_us,
+                        pb_error *err)
+{
+    single_placer *s = instance;
+    if (s->device >= p->cluster->n_devices)
+        return pb_errorf(err, "device %d does not exist (the cluster has %d devices)", s->device,
+                         p->cluster->n_devices);
+    for (int v = 0; v < p->graph->n_nodes; v++)
+        best->device[v] = s->device;
+    pb_eval ev = {sizeof ev, 0, 1, NULL, NULL, NULL, NULL, NULL, 0, 0};
+    if (s->host->simulate(s->host->ctx, best, &ev, err))
+        return PB_ERR;
+    *initial_us = ev.step_time_us;
+    pb_progress pr = {sizeof pr, 0, ev.step_time_us, ev.step_time_us, 1, 0};
+    s->host->progress(s->host->ctx, &pr);
+    return PB_OK;
+}
+
+static const pb_placer_ops single_ops = {
+    sizeof(pb_placer_ops), single_create, single_destroy, single_place, NULL, NULL, NULL,
+};
+
+PB_PLUGIN(PB_KIND_PLACER, "single-device", "1.0", "every node on one device (baseline)",
+          single_options, 1, &single_ops);
