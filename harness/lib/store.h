@@ -81,4 +81,68 @@ int store_export_curves(store *s, FILE *f, int jsonl, pb_error *err);
 /* Number of stored runs, or -1 on error. */
 long long store_count_runs(store *s);
 
+/* Opens an existing results file for reading only (report, export, plot); caller frees with
+ * store_close.  Same refusals as store_open. */
+int store_open_readonly(const char *path, store **out, pb_error *err);
+/* The path the store was opened with; borrowed, valid until store_close. */
+const char *store_path(const store *s);
+
+/* ---------------------------------------------------------------- report (store_report.c) */
+
+enum { STORE_REPORT_MARKDOWN = 0, STORE_REPORT_CSV = 1 };
+
+/*
+ * Writes the summary table: one row per (dataset, n_devices, placer, embedding, traversal),
+ * sorted by those columns (absent embedding/traversal first): runs ok / not ok, then over the ok
+ * runs the mean initial and best step time (us), the mean improvement % over the initial
+ * placement ((initial - best) / initial * 100, over runs where both are finite and initial > 0),
+ * the mean search wall time (s) and the mean simulator calls.  Markdown also lists every run that
+ * did not finish ok (run_id, placer, graph, status, error) below the table.  Empty means are
+ * blank in CSV and "-" in markdown.
+ */
+int store_report_summary(store *s, FILE *f, int format, pb_error *err);
+
+/* Name of a store_status ("ok", "failed", "crashed", "timeout"; "status N" otherwise);
+ * static storage, or buf when unknown. */
+const char *store_status_name(int status, char *buf, size_t n);
+
+/* ---------------------------------------------------------------- plot data (store_plot.c) */
+
+/*
+ * Data behind the plots, over the runs that finished ok.  Panels are (dataset, n_devices) pairs
+ * ("cifar10, 3 devices"), series are (placer, embedding, traversal) combinations
+ * ("placeto / placeto-gnn / topo"), both numbered from 0 in sorted order, only those that have
+ * data.  For each (panel, series[, episode]) the runs are first averaged per graph over their
+ * repeats; then:
+ *   mean_us  mean over graphs of the per-graph means,
+ *   sd_us    pooled within-graph standard deviation over repeats
+ *            sqrt(sum_g (n_g - 1) s_g^2 / sum_g (n_g - 1)); NaN when no graph has 2 runs,
+ *   min_us / max_us  over all the runs.
+ */
+typedef struct store_plot_row {
+    int panel, series;
+    int episode; /* learning curves: the episode; best step times: -1 */
+    double mean_us, sd_us, min_us, max_us;
+    int n_graphs, n_runs;
+} store_plot_row;
+
+typedef struct store_plot_data {
+    char **panels; /* [n_panels] owned labels */
+    int n_panels;
+    char **series; /* [n_series] owned labels */
+    int n_series;
+    store_plot_row *rows; /* [n_rows] sorted by panel, series, episode */
+    int n_rows;
+} store_plot_data;
+
+/* Learning curves: best_so_far_us of the curve points by episode.  Caller frees *out with
+ * store_plot_data_free (also after an error). */
+int store_plot_curves(store *s, store_plot_data *out, pb_error *err);
+/* Best step times: best_us of the runs (finite values only). */
+int store_plot_bests(store *s, store_plot_data *out, pb_error *err);
+void store_plot_data_free(store_plot_data *d);
+
+/* Where `make install` puts the gnuplot scripts (PB_PLOTS_INSTALL_DIR); static storage. */
+const char *store_plot_install_dir(void);
+
 #endif
