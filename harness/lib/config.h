@@ -50,7 +50,49 @@ typedef struct experiment {
     /* Line of each top-level field in the config, for errors found after evaluation. */
     int line_datasets, line_devices, line_clusters, line_simulators, line_placers, line_embeddings,
         line_traversals;
+    /* Lines of the remaining fields, and of the `experiment { ... }` call (the fallback line of
+     * every field: a field that is not written in the config's own text, e.g. a default, an
+     * include or a computed key, reports this line). */
+    int line_name, line_seed, line_repeats, line_episodes, line_sim_calls, line_timeout,
+        line_plugin_path, line_results, line_experiment;
 } experiment;
+
+/*
+ * The config language (Lua 5.4), as config_load reads it:
+ *
+ * - The chunk returns `experiment { field = value, ... }`.  Fields: name (string; default the
+ *   file's base name without ".lua"), seed (integer >= 0; default 1), repeats (integer >= 1;
+ *   default 1), datasets (string or list; required), devices (integer >= 1 or list; required),
+ *   cluster (string or list; default "placeto-k80"), simulator (plugin reference(s); default
+ *   "placeto"), placer (required), embedding and traversal (optional), episodes and sim_calls
+ *   (integers >= 0, 0 = plugin default), timeout (seconds >= 0, 0 = none), plugin_path (string or
+ *   list; relative folders are relative to the config's folder), results (default
+ *   "results/<name>.db", relative to the working directory), profiles (name -> table of fields
+ *   that override the top-level ones when that profile is selected).  Other keys are errors.
+ *
+ * - Plugin references.  A string names a plugin without options.  A table is ONE reference when
+ *   it has at least one string key, or when its only entry is [1] = string: then [1] is the
+ *   plugin's name and every other key is an option (string key; value a string, number or
+ *   boolean, or a list of those, which makes the option a sweep axis).  Any other table is a
+ *   LIST of references: keys exactly 1..n, each entry a string or a one-reference table (lists
+ *   do not nest).  So { "random", sim_calls = 100 } is one reference and { "random", "topo" } or
+ *   { "random", { "round-robin", x = 1 } } are lists.  Options are kept sorted by key.
+ *
+ * - Sandbox: only the base, string, table and math libraries; dofile, loadfile and require do
+ *   not exist and load accepts text chunks only; reading io, os, debug, package, coroutine,
+ *   utf8, require, dofile or loadfile is an error that says so.  print writes to stderr (held
+ *   back until the evaluation is over, so a second pass does not print twice).
+ *   include("file.lua") evaluates another file (relative to the including file's folder) and
+ *   returns its results, but only when its real path lies inside the main config's folder tree.
+ *   Limits: 256 MB of memory, 200 million VM instructions and 20 million line events (a loop
+ *   iteration counts as one), after which evaluation fails with "config ran too long"; time spent
+ *   inside a single library call (e.g. a pathological string.find) is not bounded.
+ *
+ * - math.random is seeded with the experiment's seed, in two passes: the config is evaluated
+ *   with math.randomseed(1) (1 is the default seed); when the result's seed is another value s,
+ *   it is evaluated again from scratch with math.randomseed(s), and that evaluation must give
+ *   the seed s again (a seed drawn from math.random is an error).
+ */
 
 /*
  * Evaluates `path` in a sandbox (base, string, table and math libraries only; no io, os,

@@ -27,11 +27,19 @@ typedef struct option_set {
 int options_resolve(const pb_plugin_desc *d, const option_kv *kv, int n, const char *where,
                     option_set *out, pb_error *err);
 void option_set_free(option_set *s);
+/* More on options_resolve: an option whose default_value is NULL is required (leaving it out is
+ * an error).  When `where` already names the plugin ("...: placer 'random'") messages do not
+ * repeat it; otherwise they say "... of placer 'random'".  Messages are one line. */
 
 /* The closest of `candidates` to `word` by edit distance, or NULL when none is close. */
 const char *options_did_you_mean(const char *word, const char *const *candidates, int n);
 
 /* Prints the plugin's description and option table (name, type, default, range, help). */
 void options_print_help(FILE *f, const pb_plugin_desc *d);
+
+/* Writes the shortest decimal text (at most 17 significant digits, "%g" style) that reads back
+ * as exactly d: 0.001 -> "0.001", 50.0 -> "50".  This is the text form of numbers given in
+ * configs.  n >= 32 is always enough. */
+void options_format_double(double d, char *buf, size_t n);
 
 #endif

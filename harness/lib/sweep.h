@@ -35,6 +35,10 @@ typedef struct run_spec {
  * sorted by name) or a family name found as datasets/<name>/ under the working directory.
  */
 int sweep_expand(const experiment *x, run_spec **runs, int *n, pb_error *err);
+/* More on sweep_expand: the exact order, the keys of settings_json and the derivation of run_id
+ * and seed are described at the top of sweep.c; repeats count from 0.  Two runs with identical
+ * settings (a value listed twice) and missing or empty dataset folders are errors that name the
+ * config's file:line. */
 void sweep_free(run_spec *runs, int n);
 
 #endif

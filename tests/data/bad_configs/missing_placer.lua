@@ -1,0 +1,6 @@
+-- expect: missing field 'placer'
+return experiment {
+  datasets = "graphs/tiny.json",
+  devices = 2,
+  simulator = "fake",
+}

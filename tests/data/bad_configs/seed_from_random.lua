@@ -1,0 +1,8 @@
+-- expect: field 'seed' must not depend on math.random
+return experiment {
+  seed = math.random(2, 1000000),
+  datasets = "graphs/tiny.json",
+  devices = 2,
+  simulator = "fake",
+  placer = "random",
+}

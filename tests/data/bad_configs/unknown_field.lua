@@ -1,0 +1,8 @@
+-- expect: unknown field 'repeates' (did you mean 'repeats'?)
+return experiment {
+  datasets = "graphs/tiny.json",
+  devices = 2,
+  simulator = "fake",
+  placer = "random",
+  repeates = 3,
+}

@@ -1,0 +1,8 @@
+-- Builds its experiment from a file included from a subfolder (tests/unit/test_config.c).
+local common = include("parts/common.lua")
+return experiment {
+  datasets = common.datasets,
+  devices = common.devices,
+  simulator = "fake",
+  placer = common.placer,
+}

@@ -1,0 +1,2 @@
+-- Included by common.lua, from the same folder.
+return { 3, 5 }
