@@ -1,0 +1,35 @@
+/* cli_sim.h — a simulator plugin prepared for one graph and cluster (simulate and bench). */
+#ifndef PB_CLI_SIM_H
+#define PB_CLI_SIM_H
+
+#include "loader.h"
+#include "placebench.h"
+
+typedef struct cli_sim {
+    const pb_simulator_ops *ops;
+    void *instance;
+    void *prepared;
+} cli_sim;
+
+/* Finds simulator `name` with loader l, creates an instance with its options' defaults and
+ * prepares it for g (the op-level graph) and c.  l, g and c are borrowed and must outlive the
+ * session.  On failure nothing is held and s needs no cli_sim_close. */
+int cli_sim_open(cli_sim *s, loader *l, const char *name, const pb_graph *g, const pb_cluster *c,
+                 pb_error *err);
+/* Evaluates an op-level strategy; out's arrays are the caller's. */
+int cli_sim_evaluate(cli_sim *s, const pb_strategy *ops, pb_eval *out, pb_error *err);
+void cli_sim_close(cli_sim *s);
+
+/* pb_eval with arrays for n_devices devices (n_devices^2 link entries) and n_ops node times. */
+typedef struct cli_sim_result {
+    pb_eval eval;
+    double *buffer; /* one allocation behind every array of eval */
+} cli_sim_result;
+
+/* Allocates the arrays; node times only when with_node_times.  Returns PB_ERR when out of
+ * memory.  Free with cli_sim_result_free. */
+int cli_sim_result_init(cli_sim_result *r, int n_devices, int n_ops, int with_node_times,
+                        pb_error *err);
+void cli_sim_result_free(cli_sim_result *r);
+
+#endif

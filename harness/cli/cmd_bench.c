@@ -1,0 +1,415 @@
+/* cmd_bench.c — `placebench bench`: speed benchmarks (simulator evaluations per second). */
+#include "cli.h"
+
+#include "cli_sim.h"
+#include "cluster.h"
+#include "graph.h"
+#include "loader.h"
+#include "nodelink.h"
+#include "strategy.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+static const char bench_usage[] = "placebench bench simulator [GRAPH.json | DIR]... "
+                                  "[--devices 3,5,8] [--evals K] [--seed S] [--simulator NAME]";
+
+static void bench_print_help(void)
+{
+    printf("usage: %s\n\n"
+           "Measures how fast a simulator plugin evaluates random placements.  For every graph\n"
+           "and device count it times K evaluations of uniformly random placements, drawn\n"
+           "with the seeded generator:\n"
+           "  level 'grouped'  placements of the grouped graph's nodes (what placers return),\n"
+           "                   expanded to ops as the runner does;\n"
+           "  level 'op'       placements drawn directly over the ops.\n"
+           "A graph without a grouping has only the 'op' level.  Only the simulator's\n"
+           "evaluate() calls are timed (drawing and expanding placements is not), after one\n"
+           "untimed warm-up evaluation; the graph is prepared once per device count.\n\n"
+           "  GRAPH.json | DIR  node-link graphs; a folder is searched recursively for *.json\n"
+           "                    files (files that are not node-link graphs are skipped with a\n"
+           "                    note on stderr)\n"
+           "  --devices LIST    comma-separated device counts; default 3,5,8\n"
+           "  --evals K         timed evaluations per graph, level and device count; default 2000\n"
+           "  --seed S          seed of the placements; default 1\n"
+           "  --simulator NAME  simulator plugin, with its default options; default placeto.\n"
+           "                    The cluster is always the placeto-k80 preset.\n\n"
+           "Columns: nodes placed, ops simulated, evaluations per second, ns per evaluation,\n"
+           "and ns per op (ns per evaluation / ops), a proxy for ns per event: the simulator\n"
+           "does not report how many events it processed.\n",
+           bench_usage);
+}
+
+enum { BENCH_MAX_DEVICE_COUNTS = 32 };
+
+typedef struct bench_args {
+    char **inputs; /* graph files or folders, borrowed from argv */
+    int n_inputs;
+    int devices[BENCH_MAX_DEVICE_COUNTS];
+    int n_devices;
+    long evals;
+    unsigned long long seed;
+    const char *simulator;
+} bench_args;
+
+static int bench_parse_devices(const char *text, bench_args *a)
+{
+    a->n_devices = 0;
+    const char *p = text;
+    while (*p) {
+        char *end;
+        errno = 0;
+        long v = strtol(p, &end, 10);
+        if (errno || end == p || v < 1 || v > 4096 || (*end && *end != ',') ||
+            a->n_devices == BENCH_MAX_DEVICE_COUNTS)
+            return -1;
+        a->devices[a->n_devices++] = (int)v;
+        p = *end ? end + 1 : end;
+    }
+    return a->n_devices > 0 ? 0 : -1;
+}
+
+static int bench_option(const char *arg, const char *value, bench_args *a)
+{
+    char *end;
+    errno = 0;
+    if (strcmp(arg, "--devices") == 0) {
+        if (bench_parse_devices(value, a))
+            return cli_error("bench: --devices '%s' is not a list like 3,5,8 (1..4096)", value);
+    } else if (strcmp(arg, "--evals") == 0) {
+        a->evals = strtol(value, &end, 10);
+        if (errno || !*value || *end || a->evals < 1)
+            return cli_error("bench: --evals '%s' is not a positive number", value);
+    } else if (strcmp(arg, "--seed") == 0) {
+        a->seed = strtoull(value, &end, 10);
+        if (errno || !*value || *end || value[0] == '-')
+            return cli_error("bench: --seed '%s' is not a non-negative integer", value);
+    } else if (strcmp(arg, "--simulator") == 0) {
+        a->simulator = value;
+    } else {
+        return cli_error("bench: unknown argument '%s' (see 'placebench bench --help')", arg);
+    }
+    return 0;
+}
+
+/* Returns 0 on success, an exit status otherwise, -1 after printing the help (exit 0). */
+static int bench_parse_args(int argc, char **argv, bench_args *a)
+{
+    if (argc < 2)
+        return cli_usage(bench_usage);
+    if (cli_is_help(argv[1])) {
+        bench_print_help();
+        return -1;
+    }
+    if (strcmp(argv[1], "simulator") != 0)
+        return cli_error("bench: unknown benchmark '%s' (known: simulator)", argv[1]);
+    for (int i = 2; i < argc; i++) {
+        if (cli_is_help(argv[i])) {
+            bench_print_help();
+            return -1;
+        }
+        if (strncmp(argv[i], "--", 2) != 0) {
+            a->inputs[a->n_inputs++] = argv[i];
+            continue;
+        }
+        if (i + 1 >= argc)
+            return cli_error("bench: %s needs a value", argv[i]);
+        int status = bench_option(argv[i], argv[i + 1], a);
+        if (status)
+            return status;
+        i++;
+    }
+    if (a->n_inputs == 0)
+        return cli_usage(bench_usage);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- finding graph files */
+
+typedef struct bench_files {
+    char **path;
+    int n, cap;
+} bench_files;
+
+static int bench_add_file(bench_files *f, const char *path)
+{
+    if (f->n == f->cap) {
+        int cap = f->cap ? 2 * f->cap : 64;
+        char **p = realloc(f->path, (size_t)cap * sizeof *p);
+        if (!p)
+            return -1;
+        f->path = p;
+        f->cap = cap;
+    }
+    f->path[f->n] = strdup(path);
+    return f->path[f->n++] ? 0 : -1;
+}
+
+static void bench_files_free(bench_files *f)
+{
+    for (int i = 0; i < f->n; i++)
+        free(f->path[i]);
+    free(f->path);
+}
+
+static int bench_path_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int bench_ends_with(const char *s, const char *suffix)
+{
+    size_t ls = strlen(s), lx = strlen(suffix);
+    return ls >= lx && strcmp(s + ls - lx, suffix) == 0;
+}
+
+/* Adds every *.json file under dir (recursively) to f. */
+static int bench_walk(bench_files *f, const char *dir, int depth)
+{
+    if (depth > 16)
+        return cli_error("bench: %s: folders nested too deeply", dir);
+    DIR *d = opendir(dir);
+    if (!d)
+        return cli_error("bench: cannot open folder %s: %s", dir, strerror(errno));
+    struct dirent *e;
+    int status = 0;
+    while (status == 0 && (e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        size_t n = strlen(dir) + strlen(e->d_name) + 2;
+        char *path = malloc(n);
+        if (!path) {
+            status = cli_error("out of memory");
+            break;
+        }
+        snprintf(path, n, "%s/%s", dir, e->d_name);
+        struct stat st;
+        if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+            status = bench_walk(f, path, depth + 1);
+        else if (bench_ends_with(e->d_name, ".json") && bench_add_file(f, path))
+            status = cli_error("out of memory");
+        free(path);
+    }
+    closedir(d);
+    return status;
+}
+
+/* The graph files to measure: files as given, folders expanded and sorted by path. */
+static int bench_collect(const bench_args *a, bench_files *f)
+{
+    for (int i = 0; i < a->n_inputs; i++) {
+        struct stat st;
+        if (stat(a->inputs[i], &st) != 0)
+            return cli_error("bench: %s: %s", a->inputs[i], strerror(errno));
+        if (!S_ISDIR(st.st_mode)) {
+            if (bench_add_file(f, a->inputs[i]))
+                return cli_error("out of memory");
+            continue;
+        }
+        int first = f->n, status = bench_walk(f, a->inputs[i], 0);
+        if (status)
+            return status;
+        qsort(f->path + first, (size_t)(f->n - first), sizeof *f->path, bench_path_cmp);
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------- timing */
+
+static double bench_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+/* Placements are drawn in batches so that timing brackets many evaluations at once. */
+enum { BENCH_BATCH_INTS = 1 << 22 };
+
+typedef struct bench_level {
+    const pb_graph *g; /* op-level graph */
+    int by_group;      /* draw over g->grouped and expand */
+    int n_devices;
+    int batch;      /* placements per batch */
+    int *draws;     /* [batch * nodes placed] */
+    int *op_device; /* [batch * ops] */
+    cli_sim *sim;
+    cli_sim_result *result;
+} bench_level;
+
+/* Draws `count` placements into l->op_device (expanded when by group). */
+static int bench_draw(bench_level *l, pb_rng *rng, int count, pb_error *err)
+{
+    const pb_graph *g = l->g;
+    int placed = l->by_group ? g->grouped->n_nodes : g->n_nodes;
+    for (int k = 0; k < count; k++) {
+        int *draw = l->by_group ? l->draws + (size_t)k * (size_t)placed
+                                : l->op_device + (size_t)k * (size_t)g->n_nodes;
+        for (int v = 0; v < placed; v++)
+            draw[v] = (int)pb_rng_below(rng, (uint64_t)l->n_devices);
+        if (!l->by_group)
+            continue;
+        pb_strategy groups, ops;
+        pb_strategy_placement(&groups, placed, draw);
+        pb_strategy_placement(&ops, g->n_nodes, l->op_device + (size_t)k * (size_t)g->n_nodes);
+        if (strategy_expand(g, &groups, &ops, err) != PB_OK)
+            return PB_ERR;
+    }
+    return PB_OK;
+}
+
+/* Times `evals` evaluations; *ns receives the total wall time of the evaluate() calls. */
+static int bench_time(bench_level *l, long evals, uint64_t seed, double *ns, pb_error *err)
+{
+    pb_rng rng;
+    pb_rng_seed(&rng, seed);
+    const pb_graph *g = l->g;
+    *ns = 0;
+    int warm = 1;
+    for (long done = 0; done < evals;) {
+        int count = evals - done < l->batch ? (int)(evals - done) : l->batch;
+        if (bench_draw(l, &rng, count, err) != PB_OK)
+            return PB_ERR;
+        pb_strategy ops;
+        if (warm) {
+            pb_strategy_placement(&ops, g->n_nodes, l->op_device);
+            if (cli_sim_evaluate(l->sim, &ops, &l->result->eval, err) != PB_OK)
+                return PB_ERR;
+            warm = 0;
+        }
+        double t0 = bench_now_ns();
+        for (int k = 0; k < count; k++) {
+            pb_strategy_placement(&ops, g->n_nodes, l->op_device + (size_t)k * (size_t)g->n_nodes);
+            if (cli_sim_evaluate(l->sim, &ops, &l->result->eval, err) != PB_OK)
+                return PB_ERR;
+        }
+        *ns += bench_now_ns() - t0;
+        done += count;
+    }
+    return PB_OK;
+}
+
+static void bench_print_row(const char *path, const char *level, int placed, int ops, int devices,
+                            long evals, double ns)
+{
+    double per_eval = ns / (double)evals;
+    printf("%-8s %7d %7d %7d %12.0f %12.0f %9.1f  %s\n", level, placed, ops, devices,
+           1e9 / per_eval, per_eval, per_eval / (ops > 0 ? ops : 1), path);
+}
+
+/* One graph at one device count: prepares the simulator, times each level. */
+static int bench_devices(const bench_args *a, loader *ld, const char *path, const pb_graph *g,
+                         int n_devices, pb_error *err)
+{
+    pb_cluster *c = NULL;
+    if (cluster_preset("placeto-k80", n_devices, &c, err) != PB_OK)
+        return PB_ERR;
+    int n = g->n_nodes > 0 ? g->n_nodes : 1;
+    bench_level l = {g, 0, n_devices, 0, NULL, NULL, NULL, NULL};
+    l.batch = BENCH_BATCH_INTS / n; /* at most 256 placements, at least one */
+    l.batch = l.batch < 1 ? 1 : l.batch > 256 ? 256 : l.batch;
+    cli_sim sim = {0};
+    cli_sim_result result = {0};
+    l.sim = &sim;
+    l.result = &result;
+    l.draws = malloc((size_t)l.batch * (size_t)(g->grouped->n_nodes + 1) * sizeof(int));
+    l.op_device = malloc((size_t)l.batch * (size_t)n * sizeof(int));
+    int rc = l.draws && l.op_device ? PB_OK : pb_errorf(err, "out of memory");
+    if (rc == PB_OK)
+        rc = cli_sim_result_init(&result, n_devices, g->n_nodes, 0, err);
+    if (rc == PB_OK)
+        rc = cli_sim_open(&sim, ld, a->simulator, g, c, err);
+    for (int by_group = g->grouped != g; rc == PB_OK && by_group >= 0; by_group--) {
+        double ns = 0;
+        l.by_group = by_group;
+        uint64_t seed = pb_seed_derive(a->seed, by_group ? "grouped" : "op");
+        rc = bench_time(&l, a->evals, seed, &ns, err);
+        if (rc == PB_OK)
+            bench_print_row(path, by_group ? "grouped" : "op",
+                            by_group ? g->grouped->n_nodes : g->n_nodes, g->n_nodes, n_devices,
+                            a->evals, ns);
+        fflush(stdout);
+    }
+    cli_sim_close(&sim);
+    cli_sim_result_free(&result);
+    free(l.draws);
+    free(l.op_device);
+    cluster_free(c);
+    return rc;
+}
+
+/* The CPU the figures were measured on (first "model name" of /proc/cpuinfo), if known. */
+static void bench_print_machine(void)
+{
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    char line[512];
+    while (f && fgets(line, sizeof line, f)) {
+        if (strncmp(line, "model name", 10) != 0)
+            continue;
+        const char *colon = strchr(line, ':');
+        if (colon)
+            printf("# cpu: %s", colon + 2);
+        break;
+    }
+    if (f)
+        fclose(f);
+}
+
+static int bench_run(const bench_args *a, const bench_files *files)
+{
+    pb_error err;
+    loader *ld = loader_new(NULL, 0, &err);
+    if (!ld)
+        return cli_error("bench: %s", err.msg);
+    bench_print_machine();
+    printf("# simulator %s, %ld evaluations per row, seed %llu; ns/op = ns/eval / ops (a proxy "
+           "for ns/event)\n",
+           a->simulator, a->evals, a->seed);
+    printf("%-8s %7s %7s %7s %12s %12s %9s  %s\n", "level", "nodes", "ops", "devices", "evals/s",
+           "ns/eval", "ns/op", "graph");
+    int status = 0, measured = 0;
+    for (int i = 0; status == 0 && i < files->n; i++) {
+        pb_graph *g = NULL;
+        if (nodelink_read(files->path[i], &g, &err) != PB_OK) {
+            fprintf(stderr, "placebench: bench: skipped %s\n", err.msg);
+            continue;
+        }
+        for (int k = 0; status == 0 && k < a->n_devices; k++)
+            if (bench_devices(a, ld, files->path[i], g, a->devices[k], &err) != PB_OK)
+                status = cli_error("bench: %s: %s", files->path[i], err.msg);
+        measured++;
+        graph_free(g);
+    }
+    loader_free(ld);
+    if (status == 0 && measured == 0)
+        status = cli_error("bench: no node-link graph among the inputs");
+    return status;
+}
+
+int cmd_bench(int argc, char **argv)
+{
+    bench_args a = {0};
+    a.inputs = calloc((size_t)argc + 1, sizeof(char *));
+    if (!a.inputs)
+        return cli_error("out of memory");
+    a.devices[0] = 3;
+    a.devices[1] = 5;
+    a.devices[2] = 8;
+    a.n_devices = 3;
+    a.evals = 2000;
+    a.seed = 1;
+    a.simulator = "placeto";
+    int status = bench_parse_args(argc, argv, &a);
+    bench_files files = {0};
+    if (status == 0)
+        status = bench_collect(&a, &files);
+    if (status == 0)
+        status = bench_run(&a, &files);
+    bench_files_free(&files);
+    free(a.inputs);
+    return status < 0 ? 0 : status;
+}

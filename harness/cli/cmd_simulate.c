@@ -1,0 +1,425 @@
+/* cmd_simulate.c — `placebench simulate`: step time and peak memory of one placement of a graph. */
+#include "cli.h"
+
+#include "cli_output.h"
+#include "cli_sim.h"
+#include "cluster.h"
+#include "graph.h"
+#include "loader.h"
+#include "nodelink.h"
+#include "options.h"
+#include "strategy.h"
+#include "strmap.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static const char simulate_usage[] =
+    "placebench simulate --graph G.json --placement P.json [--devices N] [--json] "
+    "[--trace T.json] [--repeat K]";
+
+static void simulate_print_help(void)
+{
+    printf(
+        "usage: %s\n\n"
+        "Evaluates one placement of one graph with the Placeto event simulator (plugin\n"
+        "'placeto', cluster preset 'placeto-k80': N K80s, one outgoing bus each, 7600 B/us,\n"
+        "delta1 5.7 us, delta2 25 us) and prints the step time and each device's peak memory.\n\n"
+        "  --graph G.json      networkx node-link JSON: node 'cost' (us), 'out_size' or\n"
+        "                      'out_sizes' (bytes per output port), optional 'group'; link\n"
+        "                      'port'.  Node and link order matter (tie-breaks).\n"
+        "  --placement P.json  a JSON object mapping every op name, or every group name of a\n"
+        "                      grouped graph, to a device index (0-based); a group placement\n"
+        "                      is expanded to the ops of each group, as the runner does\n"
+        "  --devices N         number of devices; default 1 + the largest index in P.json\n"
+        "  --json              print {\"step_time_us\": ..., \"peak_memory_bytes\": [...]} with\n"
+        "                      every number exact (shortest text that reads back the same)\n"
+        "  --trace T.json      write a Chrome trace-event file (chrome://tracing or\n"
+        "                      ui.perfetto.dev): one process per device, the ops it ran on\n"
+        "                      thread 0 from start to end.  Bus transfers are not in the\n"
+        "                      trace: the simulator does not report them yet.\n"
+        "  --repeat K          evaluate the placement K times after loading and report the\n"
+        "                      mean wall time of one simulator evaluation (\"eval_ns\")\n",
+        simulate_usage);
+}
+
+typedef struct simulate_args {
+    const char *graph, *placement, *trace;
+    int devices; /* 0: from the placement */
+    int json;
+    long repeat; /* 0: evaluate once, untimed */
+} simulate_args;
+
+/* A whole decimal number in [lo, hi]; -1 otherwise. */
+static long simulate_parse_count(const char *text, long lo, long hi)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (errno || !*text || *end || v < lo || v > hi)
+        return -1;
+    return v;
+}
+
+static int simulate_option_value(const char *arg, int argc, char **argv, int *i, simulate_args *a)
+{
+    static const char *const known[] = {"--graph", "--placement", "--trace", "--devices",
+                                        "--repeat"};
+    int is_known = 0;
+    for (size_t k = 0; k < sizeof known / sizeof known[0]; k++)
+        is_known |= strcmp(arg, known[k]) == 0;
+    if (!is_known)
+        return cli_error("simulate: unknown argument '%s' (see 'placebench simulate --help')", arg);
+    if (*i + 1 >= argc)
+        return cli_error("simulate: %s needs a value", arg);
+    const char *value = argv[++*i];
+    if (strcmp(arg, "--graph") == 0)
+        a->graph = value;
+    else if (strcmp(arg, "--placement") == 0)
+        a->placement = value;
+    else if (strcmp(arg, "--trace") == 0)
+        a->trace = value;
+    else if (strcmp(arg, "--devices") == 0) {
+        a->devices = (int)simulate_parse_count(value, 1, 4096);
+        if (a->devices < 0)
+            return cli_error("simulate: --devices '%s' is not a number in 1..4096", value);
+    } else if (strcmp(arg, "--repeat") == 0) {
+        a->repeat = simulate_parse_count(value, 1, 1000000000L);
+        if (a->repeat < 0)
+            return cli_error("simulate: --repeat '%s' is not a number in 1..1e9", value);
+    }
+    return 0;
+}
+
+/* Returns 0 on success, an exit status otherwise, -1 after printing the help (exit 0). */
+static int simulate_parse_args(int argc, char **argv, simulate_args *a)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        if (cli_is_help(arg)) {
+            simulate_print_help();
+            return -1;
+        }
+        if (strcmp(arg, "--json") == 0) {
+            a->json = 1;
+            continue;
+        }
+        int status = simulate_option_value(arg, argc, argv, &i, a);
+        if (status)
+            return status;
+    }
+    if (!a->graph || !a->placement)
+        return cli_usage(simulate_usage);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- the placement file */
+
+/* A placement as read: device per node of the level it names (ops or groups). */
+typedef struct simulate_placement {
+    int by_group;   /* keys are group names of a grouped graph */
+    int n;          /* nodes of that level */
+    int *device;    /* [n] */
+    int max_device; /* largest index used */
+} simulate_placement;
+
+static int simulate_map_names(strmap *m, const pb_graph *g, pb_error *err)
+{
+    for (int v = 0; v < g->n_nodes; v++)
+        if (strmap_put(m, g->node_name[v], v))
+            return pb_errorf(err, "out of memory");
+    return PB_OK;
+}
+
+/* Decides whether the keys name groups or ops: every key must be of one kind.  When group and
+ * op names overlap and the keys fit both, groups win if the keys cover every group. */
+static int simulate_choose_level(json_t *root, const strmap *ops, const strmap *groups, int grouped,
+                                 int n_groups, const char *path, int *by_group, pb_error *err)
+{
+    const char *key, *op_only = NULL, *group_only = NULL;
+    json_t *value;
+    json_object_foreach(root, key, value)
+    {
+        int is_op = strmap_get(ops, key) >= 0;
+        int is_group = grouped && strmap_get(groups, key) >= 0;
+        if (!is_op && !is_group)
+            return pb_errorf(err, "%s: '%s' is neither an op nor a group of the graph", path, key);
+        if (is_op && !is_group && !op_only)
+            op_only = key;
+        if (is_group && !is_op && !group_only)
+            group_only = key;
+    }
+    if (op_only && group_only)
+        return pb_errorf(err,
+                         "%s: mixes op names ('%s') and group names ('%s'); name every op or "
+                         "every group",
+                         path, op_only, group_only);
+    int all_groups = grouped && !op_only, all_ops = !group_only;
+    *by_group = all_groups && (!all_ops || (int)json_object_size(root) == n_groups);
+    return PB_OK;
+}
+
+/* Reads the device of every key into p->device; every node of the level must have one. */
+static int simulate_fill_devices(json_t *root, const strmap *names, const pb_graph *level,
+                                 const char *path, const char *what, simulate_placement *p,
+                                 pb_error *err)
+{
+    for (int v = 0; v < p->n; v++)
+        p->device[v] = -1;
+    const char *key;
+    json_t *value;
+    json_object_foreach(root, key, value)
+    {
+        if (!json_is_integer(value) || json_integer_value(value) < 0 ||
+            json_integer_value(value) > 4095)
+            return pb_errorf(err, "%s: %s '%s': device must be an integer in 0..4095", path, what,
+                             key);
+        int d = (int)json_integer_value(value);
+        p->device[strmap_get(names, key)] = d;
+        if (d > p->max_device)
+            p->max_device = d;
+    }
+    for (int v = 0; v < p->n; v++)
+        if (p->device[v] < 0)
+            return pb_errorf(err, "%s: no device for %s '%s' (every %s needs one)", path, what,
+                             level->node_name[v], what);
+    return PB_OK;
+}
+
+static int simulate_read_placement(const char *path, const pb_graph *g, simulate_placement *p,
+                                   pb_error *err)
+{
+    memset(p, 0, sizeof *p);
+    json_error_t je;
+    json_t *root = json_load_file(path, 0, &je);
+    if (!root)
+        return pb_errorf(err, "%s:%d:%d: %s", path, je.line, je.column, je.text);
+    const pb_graph *gg = g->grouped;
+    int grouped = gg != g;
+    strmap ops, groups;
+    strmap_init(&ops);
+    strmap_init(&groups);
+    int rc = json_is_object(root) && json_object_size(root) > 0
+                 ? simulate_map_names(&ops, g, err)
+                 : pb_errorf(err, "%s: expected a JSON object mapping node names to devices", path);
+    if (rc == PB_OK && grouped)
+        rc = simulate_map_names(&groups, gg, err);
+    if (rc == PB_OK)
+        rc = simulate_choose_level(root, &ops, &groups, grouped, gg->n_nodes, path, &p->by_group,
+                                   err);
+    if (rc == PB_OK) {
+        const pb_graph *level = p->by_group ? gg : g;
+        p->n = level->n_nodes;
+        p->device = malloc((size_t)(p->n > 0 ? p->n : 1) * sizeof(int));
+        rc = p->device ? simulate_fill_devices(root, p->by_group ? &groups : &ops, level, path,
+                                               p->by_group ? "group" : "op", p, err)
+                       : pb_errorf(err, "out of memory");
+    }
+    if (rc != PB_OK) {
+        free(p->device);
+        p->device = NULL;
+    }
+    strmap_free(&ops);
+    strmap_free(&groups);
+    json_decref(root);
+    return rc;
+}
+
+/* The op-level placement the simulator evaluates (expanded from groups when needed). */
+static int simulate_op_strategy(const pb_graph *g, const simulate_placement *p, int *op_device,
+                                pb_strategy *ops, pb_error *err)
+{
+    pb_strategy_placement(ops, g->n_nodes, op_device);
+    if (!p->by_group) {
+        memcpy(op_device, p->device, (size_t)g->n_nodes * sizeof(int));
+        return PB_OK;
+    }
+    pb_strategy groups;
+    pb_strategy_placement(&groups, p->n, p->device);
+    return strategy_expand(g, &groups, ops, err);
+}
+
+/* ---------------------------------------------------------------- output */
+
+static void simulate_print_number(double d)
+{
+    char buf[40];
+    options_format_double(d, buf, sizeof buf);
+    fputs(buf, stdout);
+}
+
+static void simulate_print_json(const pb_eval *ev, int n_devices, double eval_ns, int timed)
+{
+    fputs("{\"step_time_us\": ", stdout);
+    simulate_print_number(ev->step_time_us);
+    fputs(", \"peak_memory_bytes\": [", stdout);
+    for (int d = 0; d < n_devices; d++) {
+        if (d)
+            fputs(", ", stdout);
+        simulate_print_number(ev->peak_mem_bytes[d]);
+    }
+    fputs("]", stdout);
+    if (timed) {
+        fputs(", \"eval_ns\": ", stdout);
+        simulate_print_number(eval_ns);
+    }
+    fputs("}\n", stdout);
+}
+
+static void simulate_print_text(const simulate_args *a, const pb_graph *g,
+                                const simulate_placement *p, const pb_cluster *c, const pb_eval *ev,
+                                double eval_ns)
+{
+    printf("graph       %s: %d ops", a->graph, g->n_nodes);
+    if (g->grouped != g)
+        printf(", %d groups", g->grouped->n_nodes);
+    printf("\nplacement   %s: by %s, %d devices\n", a->placement, p->by_group ? "group" : "op",
+           c->n_devices);
+    printf("step time   %.17g us\n", ev->step_time_us);
+    printf("feasible    %s\n\n", ev->feasible ? "yes" : "no (a device exceeds its memory)");
+    printf("%-8s %20s %16s %16s\n", "device", "peak memory (B)", "compute (us)", "bus (us)");
+    for (int d = 0; d < c->n_devices; d++)
+        printf("%-8d %20.0f %16.3f %16.3f\n", d, ev->peak_mem_bytes[d], ev->busy_us[d],
+               ev->link_busy_us[d]);
+    if (a->repeat > 0)
+        printf("\n%ld evaluations, %.1f ns per evaluation\n", a->repeat, eval_ns);
+}
+
+/* One complete ("X") event per op on its device's thread 0; process names per device. */
+static json_t *simulate_trace_json(const pb_graph *g, const int *op_device, int n_devices,
+                                   const pb_eval *ev)
+{
+    json_t *events = json_array();
+    for (int d = 0; d < n_devices; d++) {
+        char name[64];
+        snprintf(name, sizeof name, "/device:GPU:%d", d);
+        json_array_append_new(events,
+                              json_pack("{s:s, s:s, s:i, s:i, s:{s:s}}", "name", "process_name",
+                                        "ph", "M", "pid", d, "tid", 0, "args", "name", name));
+        json_array_append_new(events,
+                              json_pack("{s:s, s:s, s:i, s:i, s:{s:s}}", "name", "thread_name",
+                                        "ph", "M", "pid", d, "tid", 0, "args", "name", "compute"));
+    }
+    for (int v = 0; v < g->n_nodes; v++) {
+        json_t *e =
+            json_pack("{s:s, s:s, s:s, s:f, s:f, s:i, s:i}", "name", g->node_name[v], "cat", "op",
+                      "ph", "X", "ts", ev->node_start_us[v], "dur",
+                      ev->node_end_us[v] - ev->node_start_us[v], "pid", op_device[v], "tid", 0);
+        if (e && g->group_of)
+            json_object_set_new(e, "args",
+                                json_pack("{s:s}", "group", g->grouped->node_name[g->group_of[v]]));
+        json_array_append_new(events, e);
+    }
+    return json_pack("{s:o, s:s}", "traceEvents", events, "displayTimeUnit", "ns");
+}
+
+static int simulate_write_trace(const char *path, const pb_graph *g, const int *op_device,
+                                int n_devices, const pb_eval *ev)
+{
+    json_t *root = simulate_trace_json(g, op_device, n_devices, ev);
+    if (!root)
+        return cli_error("simulate: out of memory building the trace");
+    cli_output o;
+    if (cli_output_open(&o, path)) {
+        json_decref(root);
+        return 1;
+    }
+    int ok = json_dumpf(root, o.f, JSON_COMPACT | JSON_REAL_PRECISION(17)) == 0;
+    json_decref(root);
+    if (!ok)
+        cli_error("simulate: cannot write %s", path);
+    return cli_output_close(&o, ok) || !ok;
+}
+
+/* ---------------------------------------------------------------- running */
+
+static double simulate_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+/* Evaluates once, or a->repeat times with the mean wall time per evaluation in *eval_ns. */
+static int simulate_evaluate(cli_sim *s, const simulate_args *a, const pb_strategy *ops,
+                             pb_eval *ev, double *eval_ns, pb_error *err)
+{
+    long k = a->repeat > 0 ? a->repeat : 1;
+    double t0 = simulate_now_ns();
+    for (long i = 0; i < k; i++)
+        if (cli_sim_evaluate(s, ops, ev, err) != PB_OK)
+            return PB_ERR;
+    *eval_ns = (simulate_now_ns() - t0) / (double)k;
+    return PB_OK;
+}
+
+/* Everything after the graph and placement are read: cluster, simulator, output. */
+static int simulate_run(const simulate_args *a, const pb_graph *g, const simulate_placement *p)
+{
+    int n_devices = a->devices ? a->devices : p->max_device + 1;
+    const pb_graph *level = p->by_group ? g->grouped : g;
+    for (int v = 0; v < p->n; v++)
+        if (p->device[v] >= n_devices)
+            return cli_error("simulate: %s: %s '%s' is placed on device %d, but --devices is %d",
+                             a->placement, p->by_group ? "group" : "op", level->node_name[v],
+                             p->device[v], n_devices);
+    pb_error err;
+    pb_cluster *c = NULL;
+    if (cluster_preset("placeto-k80", n_devices, &c, &err) != PB_OK)
+        return cli_error("simulate: %s", err.msg);
+    int *op_device = malloc((size_t)(g->n_nodes > 0 ? g->n_nodes : 1) * sizeof(int));
+    loader *l = op_device ? loader_new(NULL, 0, &err) : NULL;
+    cli_sim s = {0};
+    cli_sim_result r = {0};
+    pb_strategy ops;
+    double eval_ns = 0;
+    int rc = l ? PB_OK : (op_device ? PB_ERR : pb_errorf(&err, "out of memory"));
+    if (rc == PB_OK)
+        rc = simulate_op_strategy(g, p, op_device, &ops, &err);
+    if (rc == PB_OK)
+        rc = cli_sim_result_init(&r, n_devices, g->n_nodes, 1, &err);
+    if (rc == PB_OK)
+        rc = cli_sim_open(&s, l, "placeto", g, c, &err);
+    if (rc == PB_OK)
+        rc = simulate_evaluate(&s, a, &ops, &r.eval, &eval_ns, &err);
+    int status = rc == PB_OK ? 0 : cli_error("simulate: %s", err.msg);
+    if (status == 0 && a->trace)
+        status = simulate_write_trace(a->trace, g, op_device, n_devices, &r.eval);
+    if (status == 0 && a->json)
+        simulate_print_json(&r.eval, n_devices, eval_ns, a->repeat > 0);
+    else if (status == 0)
+        simulate_print_text(a, g, p, c, &r.eval, eval_ns);
+    cli_sim_close(&s);
+    cli_sim_result_free(&r);
+    if (l)
+        loader_free(l);
+    free(op_device);
+    cluster_free(c);
+    if (status == 0 && fflush(stdout) != 0)
+        return cli_error("simulate: cannot write to stdout");
+    return status;
+}
+
+int cmd_simulate(int argc, char **argv)
+{
+    simulate_args a = {0};
+    int status = simulate_parse_args(argc, argv, &a);
+    if (status)
+        return status < 0 ? 0 : status;
+    pb_error err;
+    pb_graph *g = NULL;
+    if (nodelink_read(a.graph, &g, &err) != PB_OK)
+        return cli_error("simulate: %s", err.msg);
+    simulate_placement p;
+    if (simulate_read_placement(a.placement, g, &p, &err) != PB_OK) {
+        graph_free(g);
+        return cli_error("simulate: %s", err.msg);
+    }
+    status = simulate_run(&a, g, &p);
+    free(p.device);
+    graph_free(g);
+    return status;
+}

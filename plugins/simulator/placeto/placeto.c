@@ -1,0 +1,840 @@
+/* placeto.c — the Placeto event simulator (specs/placeto.md §1), bit-for-bit with tf_sim.py. */
+#include "placebench.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * How the reference's data structures map onto this file.
+ *
+ * Global event heap.  The reference orders (time, op, arg) tuples.  An event here is a time and
+ * a 64-bit key: the kind in the top 2 bits (remove_dependency 0 < run_bus 1 < run_dev 2, the
+ * string order of the reference's op names), then 31 bits of rank of `arg` (the rank of the
+ * resource name among the resource names, or of the (parent name, child name) pair among all
+ * edges, both by strcmp and computed once in prepare), then 31 bits of payload (the resource, or
+ * the child op).  Pending events never share a rank (one wake-up per resource, one release per
+ * edge), so the key order is the reference's tuple order and no two pending events tie.
+ *
+ * Ready queues.  The reference keeps a min-heap of ((ready_time, seq), item) per resource.  A
+ * device receives items only at the current event time and a bus only at the end time of an op
+ * of its own device (those end times never decrease), so both heaps receive items in
+ * (ready_time, seq) order and behave as FIFOs.  Each op enters its device's queue once and each
+ * (producer, port) its bus's queue at most once per evaluation, so the queues are slices of two
+ * arrays, partitioned by the placement at the start of each evaluation.
+ *
+ * A prepared handle holds every buffer an evaluation needs: evaluate() allocates nothing, and one
+ * handle serves one evaluation at a time.
+ */
+
+enum { PLACETO_REMOVE_DEPENDENCY = 0, PLACETO_RUN_BUS = 1, PLACETO_RUN_DEV = 2 };
+
+#define PLACETO_FIELD_BITS 31
+#define PLACETO_FIELD_MAX ((1L << PLACETO_FIELD_BITS) - 1)
+#define PLACETO_PAYLOAD_MASK ((UINT64_C(1) << PLACETO_FIELD_BITS) - 1)
+
+/* Times are finite and >= +0, so their IEEE bit patterns order like the numbers. */
+typedef struct placeto_event {
+    uint64_t t;   /* bits of the time, a double */
+    uint64_t key; /* kind | rank | payload, see above */
+} placeto_event;
+
+/* One entry of the post-run memory sweep (§1.4): amount > 0 allocates, < 0 frees. */
+typedef struct placeto_memev {
+    double t;
+    double amount;
+    int dev;
+} placeto_memev;
+
+typedef struct placeto_prepared {
+    int n_ops, n_edges, n_ports, n_devices, n_sources, n_mem_ops;
+    double delta1, delta2, init_offset;
+    int exact_sums; /* output sizes are integers with a total below 2^53 */
+
+    /* Graph tables, copied from the pb_graph in prepare. */
+    char *names;         /* op names, NUL-separated, for error messages */
+    int *name_off;       /* [n_ops] */
+    double *cost;        /* [n_ops] µs */
+    double *cost_trunc;  /* [n_ops] int(cost), for the memory sweep */
+    double *mem;         /* [n_ops] sum of the output port sizes */
+    int *n_parents;      /* [n_ops] distinct parents */
+    int *sources;        /* ops without parents, in node order */
+    int *child_start;    /* [n_ops+1] children in insertion order (the reference's children dict) */
+    int *child;          /* [n_edges] */
+    int *child_port;     /* [n_edges] global port index read by the child */
+    uint64_t *child_key; /* [n_edges] remove_dependency key of the edge */
+    int *port_start;     /* [n_ops+1] */
+    int *port_owner;     /* [n_ports] op producing the port */
+    double *port_delay;  /* [n_ports] bytes / transfer speed */
+    int *mem_ops;        /* ops with a non-zero output size, in node order */
+    uint64_t *dev_key;   /* [n_devices] run_dev key of each device */
+    uint64_t *bus_key;   /* [n_devices] run_bus key of each device's bus */
+    double *mem_limit;   /* [n_devices] bytes, 0 = unlimited */
+
+    /* Scratch of one evaluation. */
+    const int *dev;                       /* the placement being evaluated */
+    int *remaining;                       /* [n_ops] parents not yet released */
+    int *dq, *dq_head, *dq_tail;          /* device queues: slices of dq[n_ops] */
+    int *bq, *bq_head, *bq_tail;          /* bus queues of ports: slices of bq[n_ports] */
+    unsigned char *dev_state, *bus_state; /* [n_devices] PLACETO_IDLE, _RESTING or _WAKING */
+    double *dev_rest, *bus_rest;          /* [n_devices] wake-up time while resting */
+    placeto_event *heap;                  /* [n_edges + 2 n_devices] */
+    int heap_n;
+    uint32_t *port_mark; /* [n_ports] == mark: port already queued on the bus in this run */
+    uint32_t mark;
+    double *start, *end; /* [n_ops] */
+    int *run_order;      /* [n_ops] ops in the order they started */
+    int n_run;
+    placeto_memev *alloc_ev, *free_ev, *free_tmp;       /* [n_ops] memory sweep, any sizes */
+    double *alloc_t;                                    /* [n_ops] memory sweep, integer sizes */
+    int *alloc_op, *alloc_index, *bucket, *bucket_next; /* [n_ops] */
+    double *cur, *peak, *busy, *link_busy;              /* [n_devices] */
+} placeto_prepared;
+
+/* ---------------------------------------------------------------- the event heap */
+
+/* Written without branches: which of two events comes first is unpredictable. */
+static inline int placeto_before(uint64_t ta, uint64_t ka, uint64_t tb, uint64_t kb)
+{
+#if defined(__SIZEOF_INT128__)
+    return ((unsigned __int128)ta << 64 | ka) < ((unsigned __int128)tb << 64 | kb);
+#else
+    return (ta < tb) | ((ta == tb) & (ka < kb));
+#endif
+}
+
+static inline uint64_t placeto_time_bits(double t)
+{
+    uint64_t bits;
+    memcpy(&bits, &t, sizeof bits);
+    return bits;
+}
+
+static inline double placeto_time(uint64_t bits)
+{
+    double t;
+    memcpy(&t, &bits, sizeof t);
+    return t;
+}
+
+static inline void placeto_push(placeto_prepared *p, double time, uint64_t key)
+{
+    uint64_t t = placeto_time_bits(time);
+    placeto_event *h = p->heap;
+    int i = p->heap_n++;
+    while (i > 0) {
+        int parent = (i - 1) >> 1;
+        if (!placeto_before(t, key, h[parent].t, h[parent].key))
+            break;
+        h[i] = h[parent];
+        i = parent;
+    }
+    h[i].t = t;
+    h[i].key = key;
+}
+
+/* Removes the first event: the hole at the root walks down to a leaf along the smaller children,
+ * then the last event climbs from there (it rarely climbs, being one of the latest events). */
+static inline placeto_event placeto_pop(placeto_prepared *p)
+{
+    placeto_event *h = p->heap;
+    placeto_event top = h[0];
+    int n = --p->heap_n, i = 0;
+    placeto_event last = h[n];
+    for (int c = 1; c < n; c = 2 * i + 1) {
+        c += c + 1 < n && placeto_before(h[c + 1].t, h[c + 1].key, h[c].t, h[c].key);
+        h[i] = h[c];
+        i = c;
+    }
+    while (i > 0) {
+        int parent = (i - 1) >> 1;
+        if (!placeto_before(last.t, last.key, h[parent].t, h[parent].key))
+            break;
+        h[i] = h[parent];
+        i = parent;
+    }
+    h[i] = last;
+    return top;
+}
+
+/* ---------------------------------------------------------------- the event engine (§1.3) */
+
+/*
+ * Idle wake-ups stay out of the heap.  In the reference, a resource that finishes a job always
+ * schedules a wake-up; when it pops with an empty queue the resource goes idle, and the only
+ * trace it leaves is its time in run_time.  Here a resource whose queue is empty when it finishes
+ * only notes the time (PLACETO_RESTING) and pushes that same wake-up event when work arrives
+ * before it, or goes straight to PLACETO_IDLE when work arrives after it.  The heap then holds
+ * exactly the events of the reference that do something, in the same order; the noted times of
+ * resources still resting at the end enter run_time.
+ */
+enum { PLACETO_IDLE = 0, PLACETO_RESTING = 1, PLACETO_WAKING = 2 };
+
+/* add_to_dev_queue for a device, at the time t of a remove_dependency (or the start): a
+ * wake-up at the resting time t_rest >= t is still pending in the reference, since releases
+ * sort before run_dev at equal times; one before t has already popped. */
+static inline void placeto_ready(placeto_prepared *p, double t, int op)
+{
+    int d = p->dev[op];
+    p->dq[p->dq_tail[d]++] = op;
+    if (p->dev_state[d] == PLACETO_WAKING)
+        return;
+    double wake = p->dev_state[d] == PLACETO_RESTING && p->dev_rest[d] >= t ? p->dev_rest[d] : t;
+    p->dev_state[d] = PLACETO_WAKING;
+    placeto_push(p, wake, p->dev_key[d]);
+}
+
+/* add_to_dev_queue for bus b during run_dev at time t, item ready at `ready`: a bus wake-up at
+ * t_rest <= t has already popped (run_bus sorts before run_dev at equal times). */
+static inline void placeto_ready_bus(placeto_prepared *p, double t, int b, double ready)
+{
+    if (p->bus_state[b] == PLACETO_WAKING)
+        return;
+    double wake = p->bus_state[b] == PLACETO_RESTING && p->bus_rest[b] > t ? p->bus_rest[b] : ready;
+    p->bus_state[b] = PLACETO_WAKING;
+    placeto_push(p, wake, p->bus_key[b]);
+}
+
+/* run_dev: start the next queued op of device d; release same-device children at its end and
+ * queue one transfer per output port that has children elsewhere, in order of first appearance
+ * of the port among those children. */
+static void placeto_run_dev(placeto_prepared *p, double t, int d)
+{
+    int n = p->dq[p->dq_head[d]++];
+    double cost = p->cost[n];
+    double end = t + cost;
+    p->start[n] = t;
+    p->end[n] = end;
+    p->run_order[p->n_run++] = n;
+    p->busy[d] += cost;
+    double wake = cost != 0 ? end + p->delta1 : end;
+    if (p->dq_head[d] < p->dq_tail[d]) {
+        placeto_push(p, wake, p->dev_key[d]);
+    } else {
+        p->dev_state[d] = PLACETO_RESTING;
+        p->dev_rest[d] = wake;
+    }
+    const int *dev = p->dev;
+    for (int i = p->child_start[n]; i < p->child_start[n + 1]; i++) {
+        if (dev[p->child[i]] == d) {
+            placeto_push(p, end, p->child_key[i]);
+            continue;
+        }
+        int port = p->child_port[i];
+        if (p->port_mark[port] == p->mark)
+            continue;
+        p->port_mark[port] = p->mark;
+        p->bq[p->bq_tail[d]++] = port;
+        placeto_ready_bus(p, t, d, end);
+    }
+}
+
+/* run_bus: send the head transfer of bus b if its producer has finished (else wake again when it
+ * does); the data reaches every remote child of the port at t + delay, the bus is free again
+ * delta2 later. */
+static void placeto_run_bus(placeto_prepared *p, double t, int b)
+{
+    int port = p->bq[p->bq_head[b]];
+    int n = p->port_owner[port];
+    if (p->end[n] > t) {
+        placeto_push(p, p->end[n], p->bus_key[b]);
+        return;
+    }
+    p->bq_head[b]++;
+    double delay = p->port_delay[port];
+    double arrive = t + delay;
+    const int *dev = p->dev;
+    for (int i = p->child_start[n]; i < p->child_start[n + 1]; i++)
+        if (p->child_port[i] == port && dev[p->child[i]] != b)
+            placeto_push(p, arrive, p->child_key[i]);
+    double wake = arrive + p->delta2;
+    if (p->bq_head[b] < p->bq_tail[b]) {
+        placeto_push(p, wake, p->bus_key[b]);
+    } else {
+        p->bus_state[b] = PLACETO_RESTING;
+        p->bus_rest[b] = wake;
+    }
+    p->link_busy[b] += delay + p->delta2;
+}
+
+/* The main loop; returns the reference's run_time, the largest time of any event it pops. */
+static double placeto_run(placeto_prepared *p)
+{
+    for (int i = 0; i < p->n_sources; i++)
+        placeto_ready(p, p->init_offset, p->sources[i]);
+    double run_time = 0;
+    while (p->heap_n > 0) {
+        placeto_event e = placeto_pop(p);
+        double t = placeto_time(e.t);
+        if (t > run_time)
+            run_time = t;
+        int arg = (int)(e.key & PLACETO_PAYLOAD_MASK);
+        switch ((int)(e.key >> 62)) {
+        case PLACETO_REMOVE_DEPENDENCY:
+            if (--p->remaining[arg] == 0)
+                placeto_ready(p, t, arg);
+            break;
+        case PLACETO_RUN_BUS:
+            placeto_run_bus(p, t, arg);
+            break;
+        default:
+            placeto_run_dev(p, t, arg);
+            break;
+        }
+    }
+    for (int d = 0; d < p->n_devices; d++) {
+        if (p->dev_state[d] == PLACETO_RESTING && p->dev_rest[d] > run_time)
+            run_time = p->dev_rest[d];
+        if (p->bus_state[d] == PLACETO_RESTING && p->bus_rest[d] > run_time)
+            run_time = p->bus_rest[d];
+    }
+    return run_time;
+}
+
+/* ---------------------------------------------------------------- the memory sweep (§1.4) */
+
+/* The reference sorts (time, '+'/'-', signed amount, device) tuples and sweeps them.  The device
+ * never matters (each device has its own running sum) and equal tuples have equal effects, so
+ * events of one sign are ordered here by (time, signed amount); at equal times allocations come
+ * before frees.  Without branches: the outcome is unpredictable. */
+static inline int placeto_memev_before(const placeto_memev *a, const placeto_memev *b)
+{
+    return (a->t < b->t) | ((a->t == b->t) & (a->amount < b->amount));
+}
+
+/* Bottom-up merge sort of a[0..n) using tmp[n]; returns the array that holds the result. */
+static placeto_memev *placeto_sort(placeto_memev *a, placeto_memev *tmp, int n)
+{
+    for (int width = 1; width < n; width *= 2) {
+        for (int lo = 0; lo < n; lo += 2 * width) {
+            int mid = lo + width < n ? lo + width : n;
+            int hi = lo + 2 * width < n ? lo + 2 * width : n;
+            int i = lo, j = mid, k = lo;
+            while (i < mid && j < hi) {
+                int take = placeto_memev_before(&a[j], &a[i]);
+                tmp[k++] = *(take ? &a[j] : &a[i]);
+                j += take;
+                i += 1 - take;
+            }
+            while (i < mid)
+                tmp[k++] = a[i++];
+            while (j < hi)
+                tmp[k++] = a[j++];
+        }
+        placeto_memev *swap = a;
+        a = tmp;
+        tmp = swap;
+    }
+    return a;
+}
+
+/* When the outputs of op n are freed: after its last consumer, max(start, int(start_c) +
+ * int(cost_c) - 1) over its children c. */
+static inline double placeto_free_time(const placeto_prepared *p, int n)
+{
+    double t_free = p->start[n];
+    for (int j = p->child_start[n]; j < p->child_start[n + 1]; j++) {
+        int c = p->child[j];
+        double last_use = trunc(p->start[c]) + p->cost_trunc[c] - 1.0;
+        if (last_use > t_free)
+            t_free = last_use;
+    }
+    return t_free;
+}
+
+/* Allocation events in run order, where start times never decrease; equal start times are then
+ * put in order of amount.  Returns the count. */
+static int placeto_allocations(placeto_prepared *p)
+{
+    placeto_memev *a = p->alloc_ev;
+    int k = 0;
+    for (int r = 0; r < p->n_run; r++) {
+        int n = p->run_order[r];
+        if (p->mem[n] == 0)
+            continue;
+        placeto_memev x = {p->start[n], p->mem[n], p->dev[n]};
+        int j = k++;
+        for (; j > 0 && placeto_memev_before(&x, &a[j - 1]); j--)
+            a[j] = a[j - 1];
+        a[j] = x;
+    }
+    return k;
+}
+
+/* Sorted free events; frees at or after the last allocation cannot lower any peak and are left
+ * out. */
+static const placeto_memev *placeto_frees(placeto_prepared *p, double last_alloc, int *count)
+{
+    placeto_memev *f = p->free_ev;
+    int k = 0;
+    for (int i = 0; i < p->n_mem_ops; i++) {
+        int n = p->mem_ops[i];
+        double t_free = placeto_free_time(p, n);
+        f[k] = (placeto_memev){t_free, -p->mem[n], p->dev[n]};
+        k += t_free < last_alloc;
+    }
+    *count = k;
+    return placeto_sort(f, p->free_tmp, k);
+}
+
+/* The sweep in the reference's order, for any sizes. */
+static void placeto_memory_sorted(placeto_prepared *p)
+{
+    int na = placeto_allocations(p), nf = 0;
+    if (na == 0)
+        return;
+    const placeto_memev *a = p->alloc_ev, *f = placeto_frees(p, a[na - 1].t, &nf);
+    double *cur = p->cur, *peak = p->peak;
+    for (int i = 0, j = 0; i < na; i++) {
+        for (; j < nf && f[j].t < a[i].t; j++)
+            cur[f[j].dev] += f[j].amount;
+        int d = a[i].dev;
+        cur[d] += a[i].amount;
+        if (cur[d] > peak[d])
+            peak[d] = cur[d];
+    }
+}
+
+/* Index of the first of the sorted times t[0..n) after x, where t[from] <= x.  Bisection without
+ * branches: lifetimes vary too much for the outcome of a comparison to be predictable.  Holds
+ * base[0] <= x, and every time from base + len on is after x. */
+static inline int placeto_first_after(const double *t, int n, int from, double x)
+{
+    const double *base = t + from;
+    int len = n - from;
+    while (len > 1) {
+        int half = len >> 1;
+        base = base[half] <= x ? base + half : base;
+        len -= half;
+    }
+    return (int)(base - t) + 1;
+}
+
+/*
+ * The sweep for integer sizes whose total fits a double's 53-bit mantissa (the reference's byte
+ * counts): every running sum is then exact in any order, so a free only has to be applied before
+ * the first allocation later than it, and allocations at equal times may come in any order (the
+ * device's maximum over them is reached after the last).  Frees are bucketed by that allocation
+ * instead of sorted.
+ */
+static void placeto_memory_exact(placeto_prepared *p)
+{
+    int na = 0;
+    for (int r = 0; r < p->n_run; r++) {
+        int n = p->run_order[r];
+        if (p->mem[n] != 0) {
+            p->alloc_t[na] = p->start[n];
+            p->alloc_index[n] = na;
+            p->alloc_op[na++] = n;
+        }
+    }
+    for (int i = 0; i < na; i++)
+        p->bucket[i] = -1;
+    for (int i = 0; i < p->n_mem_ops; i++) {
+        int n = p->mem_ops[i];
+        int pos = placeto_first_after(p->alloc_t, na, p->alloc_index[n], placeto_free_time(p, n));
+        if (pos < na) {
+            p->bucket_next[n] = p->bucket[pos];
+            p->bucket[pos] = n;
+        }
+    }
+    const int *dev = p->dev;
+    double *cur = p->cur, *peak = p->peak;
+    for (int i = 0; i < na; i++) {
+        for (int n = p->bucket[i]; n >= 0; n = p->bucket_next[n])
+            cur[dev[n]] -= p->mem[n];
+        int n = p->alloc_op[i], d = dev[n];
+        cur[d] += p->mem[n];
+        if (cur[d] > peak[d])
+            peak[d] = cur[d];
+    }
+}
+
+/* §1.4: each op's outputs are allocated on its own device at its start and freed after its last
+ * consumer; a device's peak is the maximum of its running sum. */
+static void placeto_memory(placeto_prepared *p)
+{
+    for (int d = 0; d < p->n_devices; d++)
+        p->cur[d] = p->peak[d] = 0;
+    if (p->exact_sums)
+        placeto_memory_exact(p);
+    else
+        placeto_memory_sorted(p);
+}
+
+/* ---------------------------------------------------------------- evaluate */
+
+/* Checks the strategy and partitions the queue arrays by the placement. */
+static int placeto_begin(placeto_prepared *p, const pb_strategy *s, pb_error *err)
+{
+    if (s->kind != PB_STRATEGY_PLACEMENT)
+        return pb_errorf(err, "placeto simulator: strategy kind %d is not a plain placement",
+                         s->kind);
+    if (s->n_nodes != p->n_ops)
+        return pb_errorf(err, "placeto simulator: strategy has %d entries, graph has %d ops",
+                         s->n_nodes, p->n_ops);
+    int nd = p->n_devices;
+    for (int d = 0; d < nd; d++) {
+        p->dq_head[d] = p->bq_head[d] = 0;
+        p->dev_state[d] = p->bus_state[d] = PLACETO_IDLE;
+        p->busy[d] = p->link_busy[d] = 0;
+    }
+    const int *dev = s->device;
+    for (int v = 0; v < p->n_ops; v++) {
+        int d = dev[v];
+        if (d < 0 || d >= nd)
+            return pb_errorf(err, "op '%s' is placed on device %d (the cluster has %d devices)",
+                             p->names + p->name_off[v], d, nd);
+        p->dq_head[d]++;
+        p->bq_head[d] += p->port_start[v + 1] - p->port_start[v];
+    }
+    int dq_off = 0, bq_off = 0;
+    for (int d = 0; d < nd; d++) {
+        int nq = p->dq_head[d], nb = p->bq_head[d];
+        p->dq_head[d] = p->dq_tail[d] = dq_off;
+        p->bq_head[d] = p->bq_tail[d] = bq_off;
+        dq_off += nq;
+        bq_off += nb;
+    }
+    memcpy(p->remaining, p->n_parents, (size_t)p->n_ops * sizeof(int));
+    if (++p->mark == 0) { /* wrapped: forget marks of 2^32 evaluations ago */
+        memset(p->port_mark, 0, (size_t)p->n_ports * sizeof(uint32_t));
+        p->mark = 1;
+    }
+    p->dev = dev;
+    p->heap_n = 0;
+    p->n_run = 0;
+    return PB_OK;
+}
+
+static void placeto_copy(double *dst, const double *src, int n)
+{
+    if (dst)
+        memcpy(dst, src, (size_t)n * sizeof(double));
+}
+
+static int placeto_evaluate(void *prepared, const pb_strategy *s, pb_eval *out, pb_error *err)
+{
+    placeto_prepared *p = prepared;
+    if (out->struct_size < sizeof(pb_eval))
+        return pb_errorf(err, "placeto simulator: pb_eval of %zu bytes, need %zu", out->struct_size,
+                         sizeof(pb_eval));
+    if (placeto_begin(p, s, err) != PB_OK)
+        return PB_ERR;
+    double run_time = placeto_run(p);
+    placeto_memory(p);
+    out->step_time_us = run_time;
+    out->feasible = 1;
+    for (int d = 0; d < p->n_devices; d++)
+        if (p->mem_limit[d] > 0 && p->peak[d] > p->mem_limit[d])
+            out->feasible = 0;
+    placeto_copy(out->peak_mem_bytes, p->peak, p->n_devices);
+    placeto_copy(out->busy_us, p->busy, p->n_devices);
+    placeto_copy(out->link_busy_us, p->link_busy, p->n_devices);
+    placeto_copy(out->node_start_us, p->start, p->n_ops);
+    placeto_copy(out->node_end_us, p->end, p->n_ops);
+    out->throughput = 0;
+    out->monetary_cost = 0;
+    return PB_OK;
+}
+
+/* ---------------------------------------------------------------- prepare */
+
+/* Places the arrays of p in one block at base, each 64-byte aligned; with base == NULL only
+ * measures.  Returns the block's size. */
+static size_t placeto_layout(placeto_prepared *p, char *base, size_t name_bytes)
+{
+    size_t off = 0;
+    int n = p->n_ops, m = p->n_edges, np = p->n_ports, nd = p->n_devices;
+#define PLACETO_CARVE(field, count)                                                                \
+    do {                                                                                           \
+        off = (off + 63) & ~(size_t)63;                                                            \
+        p->field = base ? (void *)(base + off) : NULL;                                             \
+        off += (size_t)(count) * sizeof *p->field;                                                 \
+    } while (0)
+    PLACETO_CARVE(names, name_bytes);
+    PLACETO_CARVE(name_off, n);
+    PLACETO_CARVE(cost, n);
+    PLACETO_CARVE(cost_trunc, n);
+    PLACETO_CARVE(mem, n);
+    PLACETO_CARVE(n_parents, n);
+    PLACETO_CARVE(sources, n);
+    PLACETO_CARVE(child_start, n + 1);
+    PLACETO_CARVE(child, m);
+    PLACETO_CARVE(child_port, m);
+    PLACETO_CARVE(child_key, m);
+    PLACETO_CARVE(port_start, n + 1);
+    PLACETO_CARVE(port_owner, np);
+    PLACETO_CARVE(port_delay, np);
+    PLACETO_CARVE(mem_ops, n);
+    PLACETO_CARVE(dev_key, nd);
+    PLACETO_CARVE(bus_key, nd);
+    PLACETO_CARVE(mem_limit, nd);
+    PLACETO_CARVE(remaining, n);
+    PLACETO_CARVE(dq, n);
+    PLACETO_CARVE(dq_head, nd);
+    PLACETO_CARVE(dq_tail, nd);
+    PLACETO_CARVE(bq, np);
+    PLACETO_CARVE(bq_head, nd);
+    PLACETO_CARVE(bq_tail, nd);
+    PLACETO_CARVE(dev_state, nd);
+    PLACETO_CARVE(bus_state, nd);
+    PLACETO_CARVE(dev_rest, nd);
+    PLACETO_CARVE(bus_rest, nd);
+    PLACETO_CARVE(heap, (size_t)m + 2 * (size_t)nd);
+    PLACETO_CARVE(port_mark, np);
+    PLACETO_CARVE(start, n);
+    PLACETO_CARVE(end, n);
+    PLACETO_CARVE(run_order, n);
+    PLACETO_CARVE(alloc_ev, n);
+    PLACETO_CARVE(free_ev, n);
+    PLACETO_CARVE(free_tmp, n);
+    PLACETO_CARVE(alloc_t, n);
+    PLACETO_CARVE(alloc_op, n);
+    PLACETO_CARVE(alloc_index, n);
+    PLACETO_CARVE(bucket, n);
+    PLACETO_CARVE(bucket_next, n);
+    PLACETO_CARVE(cur, nd);
+    PLACETO_CARVE(peak, nd);
+    PLACETO_CARVE(busy, nd);
+    PLACETO_CARVE(link_busy, nd);
+#undef PLACETO_CARVE
+    return off;
+}
+
+typedef struct placeto_named {
+    const char *name;
+    int index;
+} placeto_named;
+
+static int placeto_named_cmp(const void *a, const void *b)
+{
+    const placeto_named *x = a, *y = b;
+    return strcmp(x->name, y->name);
+}
+
+/* rank[i] = position of names[i] in strcmp order (names are distinct). */
+static int placeto_rank_names(const char *const *names, int n, int *rank)
+{
+    placeto_named *v = malloc((size_t)(n > 0 ? n : 1) * sizeof *v);
+    if (!v)
+        return -1;
+    for (int i = 0; i < n; i++)
+        v[i] = (placeto_named){names[i], i};
+    qsort(v, (size_t)n, sizeof *v, placeto_named_cmp);
+    for (int r = 0; r < n; r++)
+        rank[v[r].index] = r;
+    free(v);
+    return 0;
+}
+
+static inline uint64_t placeto_key(int kind, uint64_t rank, uint64_t payload)
+{
+    return (uint64_t)kind << 62 | rank << PLACETO_FIELD_BITS | payload;
+}
+
+/* Ranks the resource names fmt % d (d = 0..n-1) by string compare. */
+static int placeto_rank_resources(const char *fmt, int n, int *rank)
+{
+    enum { WIDTH = 64 };
+    char *text = calloc((size_t)(n > 0 ? n : 1), WIDTH);
+    const char **names = calloc((size_t)(n > 0 ? n : 1), sizeof *names);
+    int rc = -1;
+    if (text && names) {
+        for (int d = 0; d < n; d++) {
+            snprintf(text + (size_t)d * WIDTH, WIDTH, fmt, d);
+            names[d] = text + (size_t)d * WIDTH;
+        }
+        rc = placeto_rank_names(names, n, rank);
+    }
+    free(text);
+    free(names);
+    return rc;
+}
+
+/* Keys of the devices '/device:GPU:%d' and of their buses '/bus/device:GPU:%d', ranked by
+ * string compare as the reference's heap compares them ('/device:GPU:10' < '/device:GPU:2'). */
+static int placeto_resource_keys(placeto_prepared *p)
+{
+    int nd = p->n_devices;
+    int *rank = calloc((size_t)(nd > 0 ? nd : 1), sizeof *rank);
+    int rc = rank ? placeto_rank_resources("/device:GPU:%d", nd, rank) : -1;
+    for (int d = 0; rc == 0 && d < nd; d++)
+        p->dev_key[d] = placeto_key(PLACETO_RUN_DEV, (uint64_t)rank[d], (uint64_t)d);
+    if (rc == 0)
+        rc = placeto_rank_resources("/bus/device:GPU:%d", nd, rank);
+    for (int d = 0; rc == 0 && d < nd; d++)
+        p->bus_key[d] = placeto_key(PLACETO_RUN_BUS, (uint64_t)rank[d], (uint64_t)d);
+    free(rank);
+    return rc;
+}
+
+typedef struct placeto_pair {
+    uint64_t names; /* rank of the parent's name << 32 | rank of the child's name */
+    int slot;       /* index into child[] */
+} placeto_pair;
+
+static int placeto_pair_cmp(const void *a, const void *b)
+{
+    const placeto_pair *x = a, *y = b;
+    return (x->names > y->names) - (x->names < y->names);
+}
+
+/* remove_dependency keys: edges ranked by (parent name, child name), as the reference's heap
+ * compares its (parent, child) tuples. */
+static int placeto_edge_keys(placeto_prepared *p, const pb_graph *g)
+{
+    int n = p->n_ops, m = p->n_edges;
+    int *rank = malloc((size_t)(n > 0 ? n : 1) * sizeof *rank);
+    placeto_pair *pairs = malloc((size_t)(m > 0 ? m : 1) * sizeof *pairs);
+    if (!rank || !pairs || placeto_rank_names(g->node_name, n, rank)) {
+        free(rank);
+        free(pairs);
+        return -1;
+    }
+    for (int v = 0; v < n; v++)
+        for (int i = p->child_start[v]; i < p->child_start[v + 1]; i++)
+            pairs[i] = (placeto_pair){(uint64_t)rank[v] << 32 | (uint64_t)rank[p->child[i]], i};
+    qsort(pairs, (size_t)m, sizeof *pairs, placeto_pair_cmp);
+    for (int r = 0; r < m; r++) {
+        int i = pairs[r].slot;
+        p->child_key[i] =
+            placeto_key(PLACETO_REMOVE_DEPENDENCY, (uint64_t)r, (uint64_t)p->child[i]);
+    }
+    free(rank);
+    free(pairs);
+    return 0;
+}
+
+/* Copies the per-op tables of g (§1.2): costs, output sizes, children in insertion order with the
+ * port each reads, parent counts, sources in node order. */
+static void placeto_copy_graph(placeto_prepared *p, const pb_graph *g)
+{
+    size_t off = 0;
+    for (int v = 0; v < p->n_ops; v++) {
+        size_t len = strlen(g->node_name[v]) + 1;
+        memcpy(p->names + off, g->node_name[v], len);
+        p->name_off[v] = (int)off;
+        off += len;
+        p->cost[v] = g->cost_us[v];
+        p->cost_trunc[v] = trunc(g->cost_us[v]);
+        p->mem[v] = g->out_bytes[v]; /* summed port by port, like the reference's sum() */
+        p->n_parents[v] = g->pred_start[v + 1] - g->pred_start[v];
+        if (p->n_parents[v] == 0)
+            p->sources[p->n_sources++] = v;
+        if (p->mem[v] != 0)
+            p->mem_ops[p->n_mem_ops++] = v;
+        p->child_start[v] = g->succ_start[v];
+        p->port_start[v] = g->port_start[v];
+        for (int k = g->port_start[v]; k < g->port_start[v + 1]; k++)
+            p->port_owner[k] = v;
+    }
+    p->child_start[p->n_ops] = g->succ_start[p->n_ops];
+    p->port_start[p->n_ops] = g->port_start[p->n_ops];
+    double total = 0;
+    int integral = 1;
+    for (int v = 0; v < p->n_ops; v++) {
+        integral &= p->mem[v] == trunc(p->mem[v]);
+        total += p->mem[v];
+    }
+    p->exact_sums = integral && total < 9007199254740992.0; /* 2^53 */
+    for (int i = 0; i < p->n_edges; i++) {
+        int e = g->succ_edge[i];
+        p->child[i] = g->succ[i];
+        p->child_port[i] = g->port_start[g->edge_src[e]] + g->edge_port[e];
+    }
+}
+
+static int placeto_check_inputs(const pb_graph *g, const pb_cluster *c, pb_error *err)
+{
+    if (c->struct_size < offsetof(pb_cluster, init_offset_us) + sizeof c->init_offset_us)
+        return pb_errorf(err, "placeto simulator: cluster struct of %zu bytes is too old",
+                         c->struct_size);
+    if (c->n_devices < 1 || c->n_devices > PLACETO_FIELD_MAX / 2)
+        return pb_errorf(err, "placeto simulator: cluster has %d devices", c->n_devices);
+    if (g->n_nodes >= PLACETO_FIELD_MAX || g->n_edges >= PLACETO_FIELD_MAX)
+        return pb_errorf(err, "placeto simulator: graph '%s' is too large (%d ops, %d edges)",
+                         g->name, g->n_nodes, g->n_edges);
+    if (!isfinite(c->delta1_us) || c->delta1_us < 0 || !isfinite(c->delta2_us) ||
+        c->delta2_us < 0 || !isfinite(c->init_offset_us) || c->init_offset_us < 0)
+        return pb_errorf(err,
+                         "cluster '%s': delta1 %g, delta2 %g and init offset %g µs must be finite "
+                         "and >= 0",
+                         c->name, c->delta1_us, c->delta2_us, c->init_offset_us);
+    if (!isfinite(c->transfer_speed) || c->transfer_speed <= 0)
+        return pb_errorf(err, "cluster '%s': transfer speed %g bytes/µs must be positive", c->name,
+                         c->transfer_speed);
+    return PB_OK;
+}
+
+static void placeto_release(void *prepared)
+{
+    free(prepared);
+}
+
+static int placeto_prepare(void *instance, const pb_graph *g, const pb_cluster *c, void **prepared,
+                           pb_error *err)
+{
+    (void)instance;
+    *prepared = NULL;
+    if (placeto_check_inputs(g, c, err) != PB_OK)
+        return PB_ERR;
+    placeto_prepared shape = {0};
+    shape.n_ops = g->n_nodes;
+    shape.n_edges = g->n_edges;
+    shape.n_ports = g->port_start[g->n_nodes];
+    shape.n_devices = c->n_devices;
+    size_t name_bytes = 0;
+    for (int v = 0; v < g->n_nodes; v++)
+        name_bytes += strlen(g->node_name[v]) + 1;
+    size_t header = (sizeof shape + 63) & ~(size_t)63;
+    size_t body = placeto_layout(&shape, NULL, name_bytes);
+    char *block = calloc(1, header + body);
+    if (!block)
+        return pb_errorf(err, "placeto simulator: out of memory for graph '%s'", g->name);
+    placeto_prepared *p = (placeto_prepared *)block;
+    *p = shape;
+    placeto_layout(p, block + header, name_bytes);
+    p->delta1 = c->delta1_us;
+    p->delta2 = c->delta2_us;
+    p->init_offset = c->init_offset_us + 0.0; /* -0.0 becomes +0.0: times must be >= +0 */
+    placeto_copy_graph(p, g);
+    for (int k = 0; k < p->n_ports; k++)
+        p->port_delay[k] = g->port_bytes[k] / c->transfer_speed;
+    for (int d = 0; d < p->n_devices; d++)
+        p->mem_limit[d] = c->types[c->device_type[d]].memory_bytes;
+    if (placeto_resource_keys(p) || placeto_edge_keys(p, g)) {
+        placeto_release(p);
+        return pb_errorf(err, "placeto simulator: out of memory for graph '%s'", g->name);
+    }
+    *prepared = p;
+    return PB_OK;
+}
+
+/* ---------------------------------------------------------------- plugin */
+
+/* The simulator has no options and no per-instance state: a prepared handle carries
+ * everything, so create() hands back a NULL instance. */
+static int placeto_create(const pb_create_args *args, void **instance, pb_error *err)
+{
+    (void)args;
+    (void)err;
+    *instance = NULL;
+    return PB_OK;
+}
+
+static void placeto_destroy(void *instance)
+{
+    (void)instance;
+}
+
+static const pb_simulator_ops placeto_ops = {sizeof(pb_simulator_ops), placeto_create,
+                                             placeto_destroy,          placeto_prepare,
+                                             placeto_release,          placeto_evaluate};
+
+PB_PLUGIN(PB_KIND_SIMULATOR, "placeto", "1.0",
+          "Placeto event simulator (tf_sim.py): per-device FIFO, one outgoing bus per device, "
+          "bit-exact step time and peak memory",
+          NULL, 0, &placeto_ops);
