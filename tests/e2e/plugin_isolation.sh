@@ -1,6 +1,9 @@
 # Placers that segfault, abort, hang, exit or fail create fail only their own runs; the healthy
 # placer's runs complete and every failure is stored with its cause.
 source "$(dirname "$0")/lib/common.bash"
+# Under AddressSanitizer a segfault is caught and turned into exit(1); let the signal through so
+# the test sees what a normal build sees.
+export ASAN_OPTIONS="${ASAN_OPTIONS:-}:handle_segv=0"
 
 "$PB_BIN" run e2e/isolation.lua -j 2 --results iso.db 2> iso.log || { cat iso.log; fail "run exited non-zero"; }
 status() { sql iso.db "select group_concat(distinct status) from runs where placer = '$1'"; }
