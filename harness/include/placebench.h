@@ -196,6 +196,12 @@ typedef struct pb_eval {
     double *node_end_us;    /* [n_nodes of op graph] optional */
     double throughput;      /* samples per second, 0 when not meaningful */
     double monetary_cost;   /* USD per iteration, 0 when not meaningful */
+    /* Transfers, for traces: per output port of the op graph ([port_start[n_nodes]]), when the
+     * port's data left its device and when it arrived; -1 for a port that was not sent.  Optional
+     * (NULL = not filled); a simulator that sends one transfer per port fills them. */
+    double *port_send_us;
+    double *port_arrive_us;
+    long long n_events; /* events the simulator processed (0 when it does not count) */
 } pb_eval;
 
 /* ---------------------------------------------------------------- options */

@@ -250,7 +250,7 @@ int runner_execute(const plan *p, const plan_run *r, int fd)
             /* The harness evaluates the returned strategy itself: the stored step time is the
              * simulator's, not the placer's claim. */
             long long calls = h.calls;
-            pb_eval ev = {sizeof ev, 0, 1, st.peak, NULL, NULL, NULL, NULL, 0, 0};
+            pb_eval ev = {.struct_size = sizeof ev, .feasible = 1, .peak_mem_bytes = st.peak};
             if (runner_host_simulate(&h, &bs, &ev, &err) == PB_OK) {
                 best = ev.step_time_us;
                 status = STORE_OK;

@@ -25,7 +25,7 @@ static int my_place(void *inst, const pb_problem *p, pb_strategy *best, double *
     const pb_host *h = inst;
     for (int v = 0; v < p->graph->n_nodes; v++)
         best->device[v] = p->cluster->n_devices - 1;
-    pb_eval ev = {sizeof ev, 0, 1, NULL, NULL, NULL, NULL, NULL, 0, 0};
+    pb_eval ev = {.struct_size = sizeof ev, .feasible = 1};
     *initial = -1;
     return h->simulate(h->ctx, best, &ev, err);
 }

@@ -122,7 +122,12 @@ static int test_eval_on(test_sim *s, const pb_graph *g, const pb_cluster *c, con
     memset(r, 0, sizeof *r);
     pb_strategy st;
     pb_strategy_placement(&st, g->n_nodes, (int *)placement);
-    pb_eval ev = {sizeof ev, 0, 0, r->peak, r->busy, r->link, r->start, r->end, 0, 0};
+    pb_eval ev = {.struct_size = sizeof ev,
+                  .peak_mem_bytes = r->peak,
+                  .busy_us = r->busy,
+                  .link_busy_us = r->link,
+                  .node_start_us = r->start,
+                  .node_end_us = r->end};
     int rc = s->ops->evaluate(prep, &st, &ev, err);
     r->step = ev.step_time_us;
     r->feasible = ev.feasible;
@@ -250,7 +255,7 @@ static void test_repeated_evaluations(void **state)
         double peak[2];
         pb_strategy st;
         pb_strategy_placement(&st, 4, (int *)pls[k]);
-        pb_eval ev = {sizeof ev, 0, 0, peak, NULL, NULL, NULL, NULL, 0, 0};
+        pb_eval ev = {.struct_size = sizeof ev, .peak_mem_bytes = peak};
         assert_int_equal(s->ops->evaluate(prep, &st, &ev, &err), PB_OK);
         assert_true(ev.step_time_us == steps[k]);
     }
@@ -520,7 +525,7 @@ static void test_errors(void **state)
     void *prep = NULL;
     assert_int_equal(s->ops->prepare(s->instance, g, c, &prep, &err), PB_OK);
     double peak[2];
-    pb_eval ev = {sizeof ev, 0, 0, peak, NULL, NULL, NULL, NULL, 0, 0};
+    pb_eval ev = {.struct_size = sizeof ev, .peak_mem_bytes = peak};
     pb_strategy st;
     int bad[] = {0, 0, 2, 0};
     pb_strategy_placement(&st, 4, bad);
@@ -574,7 +579,7 @@ static void test_reference_case(test_sim *s, const char *dir, const char *name)
     double *start = calloc((size_t)g->n_nodes, sizeof(double));
     pb_strategy st;
     pb_strategy_placement(&st, g->n_nodes, pl);
-    pb_eval ev = {sizeof ev, 0, 0, peak, NULL, NULL, start, NULL, 0, 0};
+    pb_eval ev = {.struct_size = sizeof ev, .peak_mem_bytes = peak, .node_start_us = start};
     if (s->ops->evaluate(prep, &st, &ev, &err) != PB_OK)
         fail_msg("%s: %s", name, err.msg);
     double want = json_number_value(json_object_get(root, "step_time_us"));

@@ -62,7 +62,7 @@ static int random_place(void *instance, const pb_problem *p, pb_strategy *best, 
     for (long long c = 0; c < calls; c++) {
         for (int v = 0; v < n; v++)
             cand[v] = (int)pb_rng_below(&r->rng, (uint64_t)d);
-        pb_eval ev = {sizeof ev, 0, 1, NULL, NULL, NULL, NULL, NULL, 0, 0};
+        pb_eval ev = {.struct_size = sizeof ev, .feasible = 1};
         if ((rc = r->host->simulate(r->host->ctx, &s, &ev, err)) != PB_OK)
             break;
         if (c == 0)

@@ -30,7 +30,7 @@ static int rr_place(void *instance, const pb_problem *p, pb_strategy *best, doub
     int n = p->graph->n_nodes, d = p->cluster->n_devices;
     for (int k = 0; k < n; k++)
         best->device[p->order ? p->order[k] : k] = k % d;
-    pb_eval ev = {sizeof ev, 0, 1, NULL, NULL, NULL, NULL, NULL, 0, 0};
+    pb_eval ev = {.struct_size = sizeof ev, .feasible = 1};
     if (r->host->simulate(r->host->ctx, best, &ev, err))
         return PB_ERR;
     *initial_us = -1; /* no search: there is no distinct starting point */

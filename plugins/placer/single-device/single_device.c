@@ -39,7 +39,7 @@ static int single_place(void *instance, const pb_problem *p, pb_strategy *best, 
                          p->cluster->n_devices);
     for (int v = 0; v < p->graph->n_nodes; v++)
         best->device[v] = s->device;
-    pb_eval ev = {sizeof ev, 0, 1, NULL, NULL, NULL, NULL, NULL, 0, 0};
+    pb_eval ev = {.struct_size = sizeof ev, .feasible = 1};
     if (s->host->simulate(s->host->ctx, best, &ev, err))
         return PB_ERR;
     *initial_us = ev.step_time_us;
