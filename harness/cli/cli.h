@@ -15,6 +15,8 @@ int cli_error(const char *fmt, ...)
     ;
 /* Prints "placebench <cmd>: usage ..." on stderr and returns 2. */
 int cli_usage(const char *usage);
+/* Runs the command named argv[0]; unknown names are an error (exit 2). */
+int cli_dispatch(int argc, char **argv);
 /* Non-zero when argv[i] is -h or --help. */
 int cli_is_help(const char *arg);
 
@@ -24,5 +26,12 @@ int cmd_check(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_help(int argc, char **argv);
 /* Further commands are declared below this line, one per file. */
+int cmd_simulate(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_export(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
+int cmd_plot(int argc, char **argv);
+int cmd_order(int argc, char **argv);
 
 #endif

@@ -19,6 +19,13 @@ static const cli_command cli_commands[] = {
     {"list", cmd_list, "list the plugins found on the plugin path"},
     {"help", cmd_help, "show a command's usage, or a plugin's options: help KIND/NAME"},
     /* Further commands, one line each. */
+    {"simulate", cmd_simulate, "step time and peak memory of one placement of a graph"},
+    {"bench", cmd_bench, "speed benchmarks: bench simulator [GRAPH.json | DIR]..."},
+    {"report", cmd_report, "summary table of a results file: report DB [--csv] [--out FILE]"},
+    {"export", cmd_export, "runs or curves of a results file as CSV or JSON lines"},
+    {"merge", cmd_merge, "join shard results files: merge OUT SHARD.db..."},
+    {"plot", cmd_plot, "learning curves and best step times with gnuplot: plot DB"},
+    {"order", cmd_order, "print a graph's nodes in a traversal order: --graph G --traversal T"},
 };
 
 int cli_error(const char *fmt, ...)
@@ -65,6 +72,16 @@ static const cli_command *cli_find(const char *name)
     return NULL;
 }
 
+int cli_dispatch(int argc, char **argv)
+{
+    const cli_command *c = cli_find(argv[0]);
+    if (!c) {
+        cli_error("unknown command '%s' (try 'placebench --help')", argv[0]);
+        return 2;
+    }
+    return c->fn(argc, argv);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -79,10 +96,5 @@ int main(int argc, char **argv)
         printf("placebench %s\n", pb_version_string());
         return 0;
     }
-    const cli_command *c = cli_find(argv[1]);
-    if (!c) {
-        cli_error("unknown command '%s' (try 'placebench --help')", argv[1]);
-        return 2;
-    }
-    return c->fn(argc - 1, argv + 1);
+    return cli_dispatch(argc - 1, argv + 1);
 }
