@@ -45,7 +45,13 @@ slots = int(STATS_max)
 group_px = slots * 24 + 40
 width = np * group_px + 160
 width = width < 900 ? 900 : width
-rotate = width * 1.0 / np < 150
+# Rotate the group labels when the longest one would not fit under its group (about 7 px per
+# character at the default font).
+maxlabel = 0
+do for [p = 1:np] {
+    maxlabel = (strlen(ptitle[p]) > maxlabel) ? strlen(ptitle[p]) : maxlabel
+}
+rotate = width * 1.0 / np < 150 || maxlabel * 7.0 > 0.9 * width / np
 
 # As many legend columns as the longest label lets fit (about 7.5 px a character).
 maxlen = 1
@@ -94,6 +100,8 @@ do for [p = 1:np] {
 }
 if (rotate) {
     set xtics rotate by 30 right
+    # A rotated label reaches left of its bar group: leave room for the first one.
+    set lmargin (maxlabel * 0.8 > 10 ? maxlabel * 0.8 : 10)
 }
 set xlabel "dataset, devices" offset 0, -0.5
 set key below center horizontal maxcols keycols reverse Left samplen 2 spacing 1.2 width 2

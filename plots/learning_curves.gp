@@ -113,7 +113,7 @@ do for [p = 1:np] {
             with filledcurves lc (s + 1) notitle, \
          for [s = 0:ns - 1] data \
             using (($1 == p - 1 && $2 == s) ? $3 : NaN):($4 / unit) \
-            with lines lt (s + 1) dt 1 + int(s / 12) notitle
+            with linespoints lt (s + 1) dt 1 + int(s / 12) pt 7 ps 0.6 pi 10 notitle
 }
 
 # The shared legend, in its own strip below the panels.
@@ -132,5 +132,5 @@ set bmargin 0
 set xrange [0:1]
 set yrange [0:1]
 set key center center horizontal maxcols keycols reverse Left samplen 3 spacing 1.2 width 2 noautotitle
-plot for [s = 1:ns] 2 with lines lt s dt 1 + int((s - 1) / 12) title stitle[s]
+plot for [s = 1:ns] 2 with linespoints lt s dt 1 + int((s - 1) / 12) pt 7 ps 0.6 title stitle[s]
 unset multiplot
