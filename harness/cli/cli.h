@@ -33,5 +33,6 @@ int cmd_export(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
 int cmd_order(int argc, char **argv);
+int cmd_dataset(int argc, char **argv);
 
 #endif

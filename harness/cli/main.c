@@ -26,6 +26,7 @@ static const cli_command cli_commands[] = {
     {"merge", cmd_merge, "join shard results files: merge OUT SHARD.db..."},
     {"plot", cmd_plot, "learning curves and best step times with gnuplot: plot DB"},
     {"order", cmd_order, "print a graph's nodes in a traversal order: --graph G --traversal T"},
+    {"dataset", cmd_dataset, "graph datasets: dataset gen|stats|export|import|list"},
 };
 
 int cli_error(const char *fmt, ...)

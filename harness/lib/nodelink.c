@@ -3,7 +3,9 @@
 
 #include "graph.h"
 
+#include <errno.h>
 #include <jansson.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,12 +25,22 @@ static int nodelink_id(json_t *v, char *buf, size_t n)
     return -1;
 }
 
+/* Non-zero when v is one of the strings nodelink_quote_nonfinite puts in place of NaN/Infinity. */
+static int nodelink_is_nonfinite(json_t *v)
+{
+    const char *s = json_is_string(v) ? json_string_value(v) : "";
+    return strcmp(s, "NaN") == 0 || strcmp(s, "Infinity") == 0 || strcmp(s, "-Infinity") == 0;
+}
+
 static int nodelink_number(json_t *node, const char *key, double *out, const char *label,
                            const char *id, pb_error *err)
 {
     json_t *v = json_object_get(node, key);
     if (!v || json_is_null(v))
         return PB_OK;
+    if (nodelink_is_nonfinite(v))
+        return pb_errorf(err, "%s: node '%s': field '%s' is %s (must be finite and >= 0)", label,
+                         id, key, json_string_value(v));
     if (!json_is_number(v))
         return pb_errorf(err, "%s: node '%s': field '%s' is not a number", label, id, key);
     *out = json_number_value(v);
@@ -58,6 +70,9 @@ static int nodelink_node(graph_builder *b, json_t *node, size_t index, const cha
         nodelink_number(node, "out_size", &out_size, label, id, err) ||
         nodelink_number(node, "colocation", &coloc, label, id, err))
         return PB_ERR;
+    if (coloc != -1 && (coloc != floor(coloc) || coloc > INT_MAX))
+        return pb_errorf(err, "%s: node '%s': field 'colocation' is %g (must be an integer class)",
+                         label, id, coloc);
     a.colocation = (int)coloc;
     double *ports = NULL;
     json_t *sizes = json_object_get(node, "out_sizes");
@@ -69,8 +84,9 @@ static int nodelink_node(graph_builder *b, json_t *node, size_t index, const cha
             double d = json_is_number(s) ? json_number_value(s) : NAN;
             if (!isfinite(d) || d < 0) {
                 free(ports);
-                return pb_errorf(err, "%s: node '%s': out_sizes[%d] is not a finite size >= 0",
-                                 label, id, p);
+                return pb_errorf(
+                    err, "%s: node '%s': out_sizes[%d] is %s (must be finite and >= 0)", label, id,
+                    p, nodelink_is_nonfinite(s) ? json_string_value(s) : "not a size");
             }
             ports[p] = d;
         }
@@ -165,27 +181,148 @@ static int nodelink_from_json(json_t *root, const char *label, pb_graph **out, p
     return PB_OK;
 }
 
+/* Length of the JSON number or NaN/Infinity token at p (outside strings), 0 if there is none. */
+static size_t nodelink_token(const char *p)
+{
+    size_t n = 0;
+    if (p[n] == '-')
+        n++;
+    if (strncmp(p + n, "NaN", 3) == 0)
+        return n + 3;
+    if (strncmp(p + n, "Infinity", 8) == 0)
+        return n + 8;
+    if (p[n] < '0' || p[n] > '9')
+        return 0;
+    while (p[n] && strchr("0123456789.eE+-", p[n]))
+        n++;
+    return n;
+}
+
+/*
+ * Python's json (and so networkx) writes float('nan') and float('inf') as bare NaN, Infinity and
+ * -Infinity, which Jansson rejects without saying where.  This copy of text turns them, and
+ * numbers too large for a double, into the strings "NaN", "Infinity" and "-Infinity", so the
+ * reader can name the node and field that holds one.  Caller frees; NULL when out of memory.
+ */
+static char *nodelink_quote_nonfinite(const char *text)
+{
+    size_t len = strlen(text);
+    /* A token of n chars becomes at most 11 ("-Infinity" quoted), and overflowing numbers have
+     * at least 5 chars, so the text at most doubles. */
+    char *out = malloc(len * 2 + 16), *w = out;
+    if (!out)
+        return NULL;
+    int in_string = 0;
+    for (const char *p = text; *p;) {
+        if (in_string) {
+            if (*p == '\\' && p[1]) {
+                *w++ = *p++;
+            } else if (*p == '"') {
+                in_string = 0;
+            }
+            *w++ = *p++;
+            continue;
+        }
+        if (*p == '"') {
+            in_string = 1;
+            *w++ = *p++;
+            continue;
+        }
+        size_t n = nodelink_token(p);
+        if (n == 0) {
+            *w++ = *p++;
+            continue;
+        }
+        double d = strchr("NI", p[p[0] == '-']) ? NAN : strtod(p, NULL);
+        const char *word = p[p[0] == '-'] == 'N' ? "NaN"
+                           : isinf(d) || p[p[0] == '-'] == 'I'
+                               ? (p[0] == '-' ? "-Infinity" : "Infinity")
+                               : NULL;
+        if (word) {
+            w += sprintf(w, "\"%s\"", word);
+        } else {
+            memcpy(w, p, n);
+            w += n;
+        }
+        p += n;
+    }
+    *w = '\0';
+    return out;
+}
+
+/* Node ids quoted in a message may hold line breaks ("\n" in JSON); errors stay one line. */
+static void nodelink_one_line(pb_error *err)
+{
+    for (char *p = err ? err->msg : NULL; p && *p; p++)
+        if (*p == '\n' || *p == '\r')
+            *p = ' ';
+}
+
 int nodelink_parse(const char *text, const char *label, pb_graph **out, pb_error *err)
 {
     json_error_t je;
     *out = NULL;
-    json_t *root = json_loads(text, 0, &je);
+    char *quoted = nodelink_quote_nonfinite(text);
+    if (!quoted)
+        return pb_errorf(err, "%s: out of memory", label);
+    json_t *root = json_loads(quoted, 0, &je);
+    free(quoted);
     if (!root)
         return pb_errorf(err, "%s:%d:%d: %s", label, je.line, je.column, je.text);
     int rc = nodelink_from_json(root, label, out, err);
     json_decref(root);
+    if (rc != PB_OK)
+        nodelink_one_line(err);
     return rc;
+}
+
+/* The whole file as a string; caller frees. */
+static char *nodelink_slurp(const char *path, pb_error *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        pb_errorf(err, "%s: cannot open: %s", path, strerror(errno));
+        return NULL;
+    }
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        n += fread(buf + n, 1, cap - 1 - n, f);
+        if (n < cap - 1)
+            break;
+        char *grown = realloc(buf, cap * 2);
+        if (!grown) {
+            free(buf);
+            buf = NULL;
+        } else {
+            buf = grown;
+            cap *= 2;
+        }
+    }
+    int failed = ferror(f);
+    fclose(f);
+    if (!buf || failed) {
+        free(buf);
+        pb_errorf(err, "%s: cannot read%s", path, buf ? "" : " (out of memory)");
+        return NULL;
+    }
+    buf[n] = '\0';
+    if (strlen(buf) != n) {
+        free(buf);
+        pb_errorf(err, "%s: not a JSON text (contains a NUL byte)", path);
+        return NULL;
+    }
+    return buf;
 }
 
 int nodelink_read(const char *path, pb_graph **out, pb_error *err)
 {
-    json_error_t je;
     *out = NULL;
-    json_t *root = json_load_file(path, 0, &je);
-    if (!root)
-        return pb_errorf(err, "%s:%d:%d: %s", path, je.line, je.column, je.text);
-    int rc = nodelink_from_json(root, path, out, err);
-    json_decref(root);
+    char *text = nodelink_slurp(path, err);
+    if (!text)
+        return PB_ERR;
+    int rc = nodelink_parse(text, path, out, err);
+    free(text);
     return rc;
 }
 
@@ -213,7 +350,8 @@ static json_t *nodelink_node_json(const pb_graph *g, int v)
     return n;
 }
 
-int nodelink_write(const char *path, const pb_graph *g, pb_error *err)
+/* The node-link JSON object of g; caller decrefs. */
+static json_t *nodelink_to_json(const pb_graph *g)
 {
     json_t *root = json_object();
     json_object_set_new(root, "directed", json_true());
@@ -233,9 +371,25 @@ int nodelink_write(const char *path, const pb_graph *g, pb_error *err)
     }
     json_object_set_new(root, "nodes", nodes);
     json_object_set_new(root, "links", links);
+    return root;
+}
+
+int nodelink_write(const char *path, const pb_graph *g, pb_error *err)
+{
+    json_t *root = nodelink_to_json(g);
     int rc = json_dump_file(root, path, JSON_INDENT(1) | JSON_REAL_PRECISION(17));
     json_decref(root);
     if (rc != 0)
         return pb_errorf(err, "%s: cannot write", path);
+    return PB_OK;
+}
+
+int nodelink_fwrite(FILE *f, const pb_graph *g, pb_error *err)
+{
+    json_t *root = nodelink_to_json(g);
+    int rc = json_dumpf(root, f, JSON_INDENT(1) | JSON_REAL_PRECISION(17));
+    json_decref(root);
+    if (rc != 0 || fputc('\n', f) == EOF)
+        return pb_errorf(err, "cannot write the node-link JSON");
     return PB_OK;
 }

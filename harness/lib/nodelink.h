@@ -4,17 +4,25 @@
 
 #include "placebench.h"
 
+#include <stdio.h>
+
 /*
  * Reads a node-link JSON file.  Node attributes read: `id` (string or integer; the node's name),
  * `type` (or `op`), `cost` (µs), `out_sizes` (bytes per port) or `out_size` (bytes, one port),
  * `mem` (parameter bytes), `flops`, `bytes`, `group`, `colocation`.  Links come from `links` or
  * `edges` with `source`, `target` and optional `port`.  Errors name the file and the node or
- * link.  On success *out is caller-owned (graph_free); on failure nothing is returned.
+ * link; bare NaN, Infinity and -Infinity (as Python's json writes them) and numbers beyond the
+ * range of a double are reported as such for the node and field that hold them.  On success
+ * *out is caller-owned (graph_free); on failure nothing is returned.
  */
 int nodelink_read(const char *path, pb_graph **out, pb_error *err);
 /* The same from a string already in memory; `label` names it in errors. */
 int nodelink_parse(const char *text, const char *label, pb_graph **out, pb_error *err);
-/* Writes g (op level, each op with its `group` when grouped) as node-link JSON. */
+/* Writes g (op level, each op with its `group` when grouped) as node-link JSON.  Attributes
+ * written: `id` (the name), `type`, `cost`, `out_size` (sum of the ports), `out_sizes`, `mem`,
+ * `flops` and `bytes` when non-zero, `group`, `colocation`; links carry `port`. */
 int nodelink_write(const char *path, const pb_graph *g, pb_error *err);
+/* The same to an open stream (the caller closes it). */
+int nodelink_fwrite(FILE *f, const pb_graph *g, pb_error *err);
 
 #endif

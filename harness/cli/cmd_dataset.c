@@ -1,0 +1,539 @@
+/* cmd_dataset.c — `placebench dataset gen|stats|export|import|list`: the graph datasets. */
+#include "cli.h"
+
+#include "cli_output.h"
+#include "gen.h"
+#include "graph.h"
+#include "msr.h"
+#include "nodelink.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+static const char dataset_usage[] =
+    "placebench dataset gen|stats|export|import|list ... (placebench dataset --help)";
+
+static void dataset_print_help(void)
+{
+    printf(
+        "usage: placebench dataset SUBCOMMAND ...\n\n"
+        "  gen FAMILY [--count N] [--seed S] [--first K] --out DIR\n"
+        "      generates graphs K .. K+N-1 (default 0 .. 31) of a family (cifar10, ptb, nmt)\n"
+        "      from seed S (default 1) and writes DIR/<family>-NN.json: networkx node-link\n"
+        "      JSON at op level, each op with its 'group'.  Graph i's seed is\n"
+        "      pb_seed_derive(S, \"i\"), so a graph does not depend on --count.\n"
+        "      The experiments read datasets/<family>/*.json from the project root:\n"
+        "        placebench dataset gen cifar10 --out datasets/cifar10\n"
+        "  stats [--json] [--seed S] [--count N] FILE|DIR|FAMILY ...\n"
+        "      for each graph file, folder of .json graphs, or family name (generated in\n"
+        "      memory): graphs, average grouped nodes, edges and longest path (edges), the\n"
+        "      longest paths' range, and op-level averages; for cifar10, ptb and nmt (a\n"
+        "      family, or a folder of that name) also Table I of the traversal-order paper\n"
+        "      and the difference.  --json prints one JSON object per graph instead: nodes,\n"
+        "      edges, longest path, maximum in/out degree and degree histogram (networkx's:\n"
+        "      index = in + out degree) of the op-level and of the grouped graph.\n"
+        "  export --graph IN.json --out OUT.json [--grouped]\n"
+        "      rewrites a graph as node-link JSON; --grouped writes the grouped graph (one node\n"
+        "      per group: cost, mem and output bytes summed; links carry the crossing bytes).\n"
+        "  import --msr FILE.json --out OUT.json\n"
+        "      converts an MSR dnn-partitioning graph (datasets/msr-dnn-partitioning/) to\n"
+        "      node-link JSON: accelerator latency as cost (ms -> us), size as mem, edge\n"
+        "      sizes as output bytes, color classes as 'colocation'.\n"
+        "  list\n"
+        "      the generator families and the paper's Table I numbers.\n\n"
+        "Generation is deterministic: the same family, seed and index give the same graph\n"
+        "(same checksum) on every machine.\n");
+}
+
+/* Parses a non-negative integer option value; -1 when it is not one. */
+static long long dataset_number(const char *text)
+{
+    if (!text[0] || text[0] == '-')
+        return -1;
+    char *end;
+    errno = 0;
+    long long v = strtoll(text, &end, 10);
+    return errno || *end ? -1 : v;
+}
+
+static double dataset_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Writes g to path through PATH.tmp, so a failed write leaves no file. */
+static int dataset_write_graph(const char *path, const pb_graph *g)
+{
+    cli_output o;
+    if (cli_output_open(&o, path))
+        return 1;
+    pb_error err;
+    int ok = nodelink_fwrite(o.f, g, &err) == PB_OK;
+    if (!ok)
+        cli_error("%s: %s", path, err.msg);
+    return cli_output_close(&o, ok) || !ok;
+}
+
+/* mkdir -p. */
+static int dataset_mkdirs(const char *dir)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s", dir);
+    for (char *p = path + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(path, 0777) != 0 && errno != EEXIST)
+            return -1;
+        *p = '/';
+    }
+    return mkdir(path, 0777) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+/* ------------------------------------------------------------------ gen */
+
+typedef struct dataset_gen_args {
+    const char *family, *out;
+    long long count, seed, first;
+} dataset_gen_args;
+
+static int dataset_gen_parse(int argc, char **argv, dataset_gen_args *a)
+{
+    a->count = 32;
+    a->seed = 1;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        if (arg[0] != '-') {
+            if (a->family)
+                return cli_error("dataset gen: more than one family ('%s', '%s')", a->family, arg);
+            a->family = arg;
+            continue;
+        }
+        if (i + 1 >= argc)
+            return cli_error("dataset gen: %s needs a value", arg);
+        const char *v = argv[++i];
+        long long *slot = strcmp(arg, "--count") == 0   ? &a->count
+                          : strcmp(arg, "--seed") == 0  ? &a->seed
+                          : strcmp(arg, "--first") == 0 ? &a->first
+                                                        : NULL;
+        if (strcmp(arg, "--out") == 0)
+            a->out = v;
+        else if (!slot)
+            return cli_error("dataset gen: unknown option '%s'", arg);
+        else if ((*slot = dataset_number(v)) < 0)
+            return cli_error("dataset gen: %s '%s' is not a non-negative integer", arg, v);
+    }
+    if (!a->family || !a->out)
+        return cli_usage("placebench dataset gen FAMILY [--count N] [--seed S] [--first K] "
+                         "--out DIR");
+    if (a->count < 1 || a->first + a->count > 10000)
+        return cli_error("dataset gen: --count must be 1..10000 (and --first + --count <= 10000)");
+    return 0;
+}
+
+static int dataset_gen(int argc, char **argv)
+{
+    dataset_gen_args a = {0};
+    int rc = dataset_gen_parse(argc, argv, &a);
+    if (rc)
+        return rc;
+    const gen_family *f = gen_family_find(a.family);
+    if (!f)
+        return cli_error("dataset gen: unknown family '%s' (families: cifar10, ptb, nmt)",
+                         a.family);
+    if (dataset_mkdirs(a.out) != 0)
+        return cli_error("dataset gen: cannot create folder '%s': %s", a.out, strerror(errno));
+    double t0 = dataset_now();
+    long long ops = 0, groups = 0;
+    for (long long i = a.first; i < a.first + a.count; i++) {
+        pb_graph *g;
+        pb_error err;
+        if (gen_graph(f, (uint64_t)a.seed, (int)i, &g, &err) != PB_OK)
+            return cli_error("dataset gen: %s", err.msg);
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s-%02lld.json", a.out, f->name, i);
+        ops += g->n_nodes;
+        groups += g->grouped->n_nodes;
+        rc = dataset_write_graph(path, g);
+        graph_free(g);
+        if (rc)
+            return 1;
+    }
+    fprintf(stderr, "placebench: wrote %lld %s graphs (%lld ops, %lld groups) to %s in %.2f s\n",
+            a.count, f->name, ops, groups, a.out, dataset_now() - t0);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ graph sets for stats */
+
+typedef struct dataset_set {
+    char name[256];   /* family, folder or file name */
+    pb_graph **graph; /* owned */
+    char **label;     /* file path or generated name, owned */
+    int n;
+} dataset_set;
+
+static void dataset_set_free(dataset_set *s)
+{
+    for (int i = 0; i < s->n; i++) {
+        graph_free(s->graph[i]);
+        free(s->label[i]);
+    }
+    free(s->graph);
+    free(s->label);
+    memset(s, 0, sizeof *s);
+}
+
+static int dataset_set_add(dataset_set *s, pb_graph *g, const char *label)
+{
+    pb_graph **gs = realloc(s->graph, (size_t)(s->n + 1) * sizeof *gs);
+    if (gs)
+        s->graph = gs;
+    char **ls = realloc(s->label, (size_t)(s->n + 1) * sizeof *ls);
+    if (ls)
+        s->label = ls;
+    char *l = strdup(label);
+    if (!gs || !ls || !l) {
+        free(l);
+        graph_free(g);
+        return cli_error("out of memory");
+    }
+    s->graph[s->n] = g;
+    s->label[s->n++] = l;
+    return 0;
+}
+
+static int dataset_set_read(dataset_set *s, const char *path)
+{
+    pb_graph *g;
+    pb_error err;
+    if (nodelink_read(path, &g, &err) != PB_OK)
+        return cli_error("%s", err.msg);
+    return dataset_set_add(s, g, path);
+}
+
+static int dataset_name_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The .json files of a folder, in name order. */
+static int dataset_set_folder(dataset_set *s, const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return cli_error("%s: cannot open folder: %s", dir, strerror(errno));
+    char **names = NULL;
+    int n = 0, rc = 0;
+    struct dirent *e;
+    while (!rc && (e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        if (len < 6 || strcmp(e->d_name + len - 5, ".json") != 0)
+            continue;
+        char **grown = realloc(names, (size_t)(n + 1) * sizeof *names);
+        if (!grown || !(grown[n] = malloc(strlen(dir) + len + 2))) {
+            names = grown ? grown : names;
+            rc = cli_error("out of memory");
+            break;
+        }
+        names = grown;
+        sprintf(names[n++], "%s/%s", dir, e->d_name);
+    }
+    closedir(d);
+    if (!rc && n == 0)
+        rc = cli_error("%s: no .json graph files in the folder", dir);
+    if (!rc)
+        qsort(names, (size_t)n, sizeof *names, dataset_name_cmp);
+    for (int i = 0; i < n; i++) {
+        if (!rc)
+            rc = dataset_set_read(s, names[i]);
+        free(names[i]);
+    }
+    free(names);
+    return rc;
+}
+
+static int dataset_set_generate(dataset_set *s, const gen_family *f, long long seed,
+                                long long count)
+{
+    for (long long i = 0; i < count; i++) {
+        pb_graph *g;
+        pb_error err;
+        if (gen_graph(f, (uint64_t)seed, (int)i, &g, &err) != PB_OK)
+            return cli_error("%s", err.msg);
+        if (dataset_set_add(s, g, g->name))
+            return 1;
+    }
+    return 0;
+}
+
+/* A file, a folder, or a family name; the set is named after the folder's or file's base name or
+ * the family. */
+static int dataset_set_load(dataset_set *s, const char *what, long long seed, long long count)
+{
+    struct stat st;
+    char trimmed[4096];
+    snprintf(trimmed, sizeof trimmed, "%s", what);
+    for (size_t n = strlen(trimmed); n > 1 && trimmed[n - 1] == '/'; n--)
+        trimmed[n - 1] = '\0';
+    const char *base = strrchr(trimmed, '/') ? strrchr(trimmed, '/') + 1 : trimmed;
+    snprintf(s->name, sizeof s->name, "%.255s", base);
+    if (stat(what, &st) == 0)
+        return S_ISDIR(st.st_mode) ? dataset_set_folder(s, what) : dataset_set_read(s, what);
+    const gen_family *f = gen_family_find(what);
+    if (!f)
+        return cli_error("dataset stats: '%s' is neither a file, a folder nor a family "
+                         "(cifar10, ptb, nmt)",
+                         what);
+    return dataset_set_generate(s, f, seed, count);
+}
+
+/* ------------------------------------------------------------------ stats */
+
+typedef struct dataset_summary {
+    double nodes, edges, longest, op_nodes, op_edges;
+    int lp_min, lp_max;
+} dataset_summary;
+
+static void dataset_summarize(const dataset_set *s, dataset_summary *m)
+{
+    memset(m, 0, sizeof *m);
+    m->lp_min = -1;
+    for (int i = 0; i < s->n; i++) {
+        const pb_graph *g = s->graph[i], *q = g->grouped;
+        int lp = graph_longest_path(q);
+        m->nodes += q->n_nodes;
+        m->edges += q->n_edges;
+        m->longest += lp;
+        m->op_nodes += g->n_nodes;
+        m->op_edges += g->n_edges;
+        if (m->lp_min < 0 || lp < m->lp_min)
+            m->lp_min = lp;
+        if (lp > m->lp_max)
+            m->lp_max = lp;
+    }
+    if (s->n > 0) {
+        m->nodes /= s->n;
+        m->edges /= s->n;
+        m->longest /= s->n;
+        m->op_nodes /= s->n;
+        m->op_edges /= s->n;
+    }
+}
+
+static double dataset_pct(double ours, double paper)
+{
+    return 100.0 * (ours - paper) / paper;
+}
+
+static void dataset_print_summary(const dataset_set *s)
+{
+    dataset_summary m;
+    dataset_summarize(s, &m);
+    char range[32];
+    snprintf(range, sizeof range, "%d-%d", m.lp_min, m.lp_max);
+    printf("%-22s %6d %8.1f %8.1f %8.1f %9s %9.1f %9.1f\n", s->name, s->n, m.nodes, m.edges,
+           m.longest, range, m.op_nodes, m.op_edges);
+    const gen_family *f = gen_family_find(s->name);
+    if (!f || !f->has_paper_stats)
+        return;
+    const gen_paper_stats *p = &f->paper;
+    snprintf(range, sizeof range, "%d-%d", p->longest_min, p->longest_max);
+    printf("%-22s %6d %8.1f %8.1f %8.1f %9s\n", "  paper (Table I)", 32, p->nodes, p->edges,
+           p->longest_path, range);
+    printf("%-22s %6s %+7.1f%% %+7.1f%% %+7.1f%%\n", "  difference", "",
+           dataset_pct(m.nodes, p->nodes), dataset_pct(m.edges, p->edges),
+           dataset_pct(m.longest, p->longest_path));
+}
+
+/* networkx's degree_histogram (index = in + out degree) and the maximum in/out degrees. */
+static json_t *dataset_graph_json(const pb_graph *g)
+{
+    int max_in = 0, max_out = 0, max_deg = 0;
+    for (int v = 0; v < g->n_nodes; v++) {
+        int in = g->pred_start[v + 1] - g->pred_start[v];
+        int out = g->succ_start[v + 1] - g->succ_start[v];
+        max_in = in > max_in ? in : max_in;
+        max_out = out > max_out ? out : max_out;
+        max_deg = in + out > max_deg ? in + out : max_deg;
+    }
+    long long *hist = calloc((size_t)max_deg + 1, sizeof *hist);
+    json_t *o = json_object(), *h = json_array();
+    for (int v = 0; hist && v < g->n_nodes; v++)
+        hist[g->pred_start[v + 1] - g->pred_start[v] + g->succ_start[v + 1] - g->succ_start[v]]++;
+    for (int d = 0; hist && d <= max_deg && g->n_nodes > 0; d++)
+        json_array_append_new(h, json_integer(hist[d]));
+    free(hist);
+    json_object_set_new(o, "nodes", json_integer(g->n_nodes));
+    json_object_set_new(o, "edges", json_integer(g->n_edges));
+    json_object_set_new(o, "longest_path", json_integer(graph_longest_path(g)));
+    json_object_set_new(o, "max_in_degree", json_integer(max_in));
+    json_object_set_new(o, "max_out_degree", json_integer(max_out));
+    json_object_set_new(o, "degree_histogram", h);
+    return o;
+}
+
+static int dataset_print_json(const dataset_set *s)
+{
+    for (int i = 0; i < s->n; i++) {
+        const pb_graph *g = s->graph[i];
+        json_t *o = json_object();
+        json_object_set_new(o, "set", json_string(s->name));
+        json_object_set_new(o, "graph", json_string(s->label[i]));
+        json_object_set_new(o, "checksum", json_string(g->checksum));
+        json_object_set_new(o, "op", dataset_graph_json(g));
+        json_object_set_new(o, "grouped", dataset_graph_json(g->grouped));
+        char *text = json_dumps(o, JSON_COMPACT);
+        json_decref(o);
+        if (!text)
+            return cli_error("out of memory");
+        puts(text);
+        free(text);
+    }
+    return 0;
+}
+
+static int dataset_stats(int argc, char **argv)
+{
+    int as_json = 0, n_sets = 0;
+    long long seed = 1, count = 32;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--json") == 0) {
+            as_json = 1;
+        } else if (strcmp(argv[i], "--seed") == 0 || strcmp(argv[i], "--count") == 0) {
+            long long v = i + 1 < argc ? dataset_number(argv[i + 1]) : -1;
+            if (v < 0 || (argv[i][2] == 'c' && (v < 1 || v > 10000)))
+                return cli_error("dataset stats: %s needs a non-negative integer%s", argv[i],
+                                 argv[i][2] == 'c' ? " 1..10000" : "");
+            *(argv[i][2] == 's' ? &seed : &count) = v;
+            i++;
+        } else if (argv[i][0] == '-') {
+            return cli_error("dataset stats: unknown option '%s'", argv[i]);
+        } else {
+            n_sets++;
+        }
+    }
+    if (n_sets == 0)
+        return cli_usage("placebench dataset stats [--json] [--seed S] [--count N] "
+                         "FILE|DIR|FAMILY ...");
+    int header = as_json; /* printed once the first set has loaded */
+    for (int i = 1; i < argc; i++) {
+        if (argv[i][0] == '-') {
+            i += strcmp(argv[i], "--json") != 0;
+            continue;
+        }
+        dataset_set s = {0};
+        int rc = dataset_set_load(&s, argv[i], seed, count);
+        if (!rc && !header++)
+            printf("%-22s %6s %8s %8s %8s %9s %9s %9s\n", "set", "graphs", "nodes", "edges",
+                   "longest", "lp-range", "op-nodes", "op-edges");
+        if (!rc && as_json)
+            rc = dataset_print_json(&s);
+        else if (!rc)
+            dataset_print_summary(&s);
+        dataset_set_free(&s);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ export, import, list */
+
+static int dataset_export(int argc, char **argv)
+{
+    const char *in = NULL, *out = NULL;
+    int grouped = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--grouped") == 0) {
+            grouped = 1;
+        } else if ((strcmp(argv[i], "--graph") == 0 || strcmp(argv[i], "--out") == 0) &&
+                   i + 1 < argc) {
+            *(argv[i][2] == 'g' ? &in : &out) = argv[i + 1];
+            i++;
+        } else {
+            return cli_error("dataset export: unexpected argument '%s'", argv[i]);
+        }
+    }
+    if (!in || !out)
+        return cli_usage("placebench dataset export --graph IN.json --out OUT.json [--grouped]");
+    pb_graph *g;
+    pb_error err;
+    if (nodelink_read(in, &g, &err) != PB_OK)
+        return cli_error("%s", err.msg);
+    int rc = dataset_write_graph(out, grouped ? g->grouped : g);
+    graph_free(g);
+    return rc;
+}
+
+static int dataset_import(int argc, char **argv)
+{
+    const char *msr = NULL, *out = NULL;
+    for (int i = 1; i < argc; i++) {
+        if ((strcmp(argv[i], "--msr") == 0 || strcmp(argv[i], "--out") == 0) && i + 1 < argc) {
+            *(argv[i][2] == 'm' ? &msr : &out) = argv[i + 1];
+            i++;
+        } else {
+            return cli_error("dataset import: unexpected argument '%s'", argv[i]);
+        }
+    }
+    if (!msr || !out)
+        return cli_usage("placebench dataset import --msr FILE.json --out OUT.json");
+    pb_graph *g;
+    pb_error err;
+    if (msr_read(msr, &g, NULL, &err) != PB_OK)
+        return cli_error("%s", err.msg);
+    int rc = dataset_write_graph(out, g);
+    graph_free(g);
+    return rc;
+}
+
+static int dataset_list(void)
+{
+    printf("%-8s %8s %8s %8s %9s  %s\n", "family", "nodes", "edges", "longest", "lp-range",
+           "built from");
+    for (int i = 0; gen_family_at(i); i++) {
+        const gen_family *f = gen_family_at(i);
+        char range[32];
+        snprintf(range, sizeof range, "%d-%d", f->paper.longest_min, f->paper.longest_max);
+        printf("%-8s %8.1f %8.1f %8.1f %9s  %s\n", f->name, f->paper.nodes, f->paper.edges,
+               f->paper.longest_path, range, f->description);
+    }
+    printf("(nodes, edges, longest path: the paper's Table I averages of the grouped graphs)\n");
+    return 0;
+}
+
+int cmd_dataset(int argc, char **argv)
+{
+    if (argc < 2)
+        return cli_usage(dataset_usage);
+    if (cli_is_help(argv[1])) {
+        dataset_print_help();
+        return 0;
+    }
+    for (int i = 2; i < argc; i++)
+        if (cli_is_help(argv[i])) {
+            dataset_print_help();
+            return 0;
+        }
+    const char *sub = argv[1];
+    if (strcmp(sub, "gen") == 0)
+        return dataset_gen(argc - 1, argv + 1);
+    if (strcmp(sub, "stats") == 0)
+        return dataset_stats(argc - 1, argv + 1);
+    if (strcmp(sub, "export") == 0)
+        return dataset_export(argc - 1, argv + 1);
+    if (strcmp(sub, "import") == 0)
+        return dataset_import(argc - 1, argv + 1);
+    if (strcmp(sub, "list") == 0)
+        return dataset_list();
+    cli_error("dataset: unknown subcommand '%s' (gen, stats, export, import, list)", sub);
+    return 2;
+}
