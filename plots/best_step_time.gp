@@ -51,7 +51,7 @@ maxlabel = 0
 do for [p = 1:np] {
     maxlabel = (strlen(ptitle[p]) > maxlabel) ? strlen(ptitle[p]) : maxlabel
 }
-rotate = width * 1.0 / np < 150 || maxlabel * 7.0 > 0.9 * width / np
+rotate = width * 1.0 / np < 150 || maxlabel * 7.0 > 0.7 * width / np
 
 # As many legend columns as the longest label lets fit (about 7.5 px a character).
 maxlen = 1

@@ -113,7 +113,10 @@ do for [p = 1:np] {
             with filledcurves lc (s + 1) notitle, \
          for [s = 0:ns - 1] data \
             using (($1 == p - 1 && $2 == s) ? $3 : NaN):($4 / unit) \
-            with linespoints lt (s + 1) dt 1 + int(s / 12) pt 7 ps 0.6 pi 10 notitle
+            with lines lt (s + 1) dt 1 + int(s / 12) notitle, \
+         for [s = 0:ns - 1] data \
+            using (($1 == p - 1 && $2 == s && $3 == 0) ? $3 : NaN):($4 / unit) \
+            with points lt (s + 1) pt 7 ps 0.8 notitle
 }
 
 # The shared legend, in its own strip below the panels.

@@ -2,6 +2,8 @@
  * its settings and a seed derived from them. */
 #include "sweep.h"
 
+#include "gen.h"
+
 #include "strmap.h"
 
 #include <dirent.h>
@@ -178,6 +180,11 @@ static int sweep_resolve_dataset(const experiment *x, const char *entry, sweep_g
     snprintf(family, sizeof family, "datasets/%s", entry);
     if (!strchr(entry, '/') && sweep_is(family, SWEEP_DIR))
         return sweep_add_folder(x, g, entry, family, err);
+    if (!strchr(entry, '/') && gen_family_find(entry))
+        return pb_errorf(err,
+                         "%s:%d: dataset '%s' is not generated yet: run 'placebench dataset gen "
+                         "%s --out datasets/%s' in the working directory",
+                         x->file, x->line_datasets, entry, entry, entry);
     return pb_errorf(err,
                      "%s:%d: dataset '%s' not found (no such file or folder, nor a folder "
                      "datasets/%s/ in the working directory)",
