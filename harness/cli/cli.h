@@ -26,6 +26,7 @@ int cmd_check(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_help(int argc, char **argv);
 /* Further commands are declared below this line, one per file. */
+int cmd_dataset(int argc, char **argv);
 int cmd_simulate(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_report(int argc, char **argv);
@@ -33,6 +34,6 @@ int cmd_export(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
 int cmd_order(int argc, char **argv);
-int cmd_dataset(int argc, char **argv);
+int cmd_cluster(int argc, char **argv);
 
 #endif

@@ -19,6 +19,7 @@ static const cli_command cli_commands[] = {
     {"list", cmd_list, "list the plugins found on the plugin path"},
     {"help", cmd_help, "show a command's usage, or a plugin's options: help KIND/NAME"},
     /* Further commands, one line each. */
+    {"dataset", cmd_dataset, "graph datasets: dataset gen|stats|export|import|list"},
     {"simulate", cmd_simulate, "step time and peak memory of one placement of a graph"},
     {"bench", cmd_bench, "speed benchmarks: bench simulator [GRAPH.json | DIR]..."},
     {"report", cmd_report, "summary table of a results file: report DB [--csv] [--out FILE]"},
@@ -26,7 +27,7 @@ static const cli_command cli_commands[] = {
     {"merge", cmd_merge, "join shard results files: merge OUT SHARD.db..."},
     {"plot", cmd_plot, "learning curves and best step times with gnuplot: plot DB"},
     {"order", cmd_order, "print a graph's nodes in a traversal order: --graph G --traversal T"},
-    {"dataset", cmd_dataset, "graph datasets: dataset gen|stats|export|import|list"},
+    {"cluster", cmd_cluster, "cluster presets: cluster list | cluster show NAME --devices N"},
 };
 
 int cli_error(const char *fmt, ...)

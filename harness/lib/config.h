@@ -105,4 +105,62 @@ typedef struct experiment {
 int config_load(const char *path, const char *profile, experiment **out, pb_error *err);
 void experiment_free(experiment *x);
 
+/* ---------------------------------------------------------------- cluster catalogs */
+
+/* Lua source held in memory (e.g. configs/clusters.lua, built into the library). */
+typedef struct cfg_text {
+    const char *name; /* how errors name it, e.g. "configs/clusters.lua" */
+    const char *text;
+    size_t len;
+} cfg_text;
+
+typedef struct cfg_device_type {
+    char *name;
+    double peak_flops, mem_bandwidth, memory_bytes, price_per_hour, speed_vs_ref;
+} cfg_device_type;
+
+/* A cluster description as a preset built it, with its device types resolved. */
+typedef struct cfg_cluster {
+    char *name;             /* the preset's name */
+    cfg_device_type *types; /* [n_types], in order of first use by a device */
+    int n_types;
+    int n_devices;
+    int *device_type;                        /* [n_devices] index into types */
+    int *device_machine;                     /* [n_devices] 0-based machine */
+    int n_machines;                          /* every machine holds at least one device */
+    double *intra_bandwidth, *intra_latency; /* [n_machines] link inside each machine */
+    /* [n_machines * n_machines] row-major, between machines (the diagonal is not used). */
+    double *inter_bandwidth, *inter_latency;
+    double delta1_us, delta2_us, transfer_speed, init_offset_us; /* Placeto bus model */
+} cfg_cluster;
+
+/* A preset's name and one-line description. */
+typedef struct cfg_preset {
+    char *name;
+    char *about;
+} cfg_preset;
+
+/*
+ * The cluster catalog language (see configs/clusters.lua for the full contract): the chunk
+ * returns { device_types = { NAME = {...} }, presets = { NAME = { about = "...", build = f } } };
+ * f(n, seed) returns a description of exactly n devices (devices, machines, network, types,
+ * placeto) or nil and a message when n does not fit.  Bandwidths are bytes per µs, latencies
+ * µs.  Unknown keys in a description or a device type are errors.
+ *
+ * config_cluster evaluates `src` in the config sandbox (same libraries, limits and forbidden
+ * names as experiments; no include), seeds math.random with `seed` just before calling the
+ * preset's build, and converts the description into *out (caller frees with config_cluster_free;
+ * the Lua state is closed before return).  Errors: "cluster 'NAME': message" when the preset
+ * refuses n; "unknown cluster preset 'X' (did you mean 'Y'?)"; "SRC:line: message" for an error
+ * raised while evaluating; "SRC: cluster 'NAME': field: message" for a bad description.
+ */
+int config_cluster(const cfg_text *src, const char *preset, int n_devices, unsigned long long seed,
+                   cfg_cluster **out, pb_error *err);
+void config_cluster_free(cfg_cluster *c);
+
+/* The presets of `src`, sorted by name, into *out[*n] (caller frees with
+ * config_cluster_presets_free). */
+int config_cluster_presets(const cfg_text *src, cfg_preset **out, int *n, pb_error *err);
+void config_cluster_presets_free(cfg_preset *p, int n);
+
 #endif

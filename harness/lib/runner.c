@@ -169,12 +169,17 @@ static void runner_state_free(const plan_run *r, runner_host *h, runner_state *s
 }
 
 /* Sets up simulator, traversal order and embedding; fills the problem. */
-static int runner_setup(const plan_run *r, runner_host *h, const pb_host *host, runner_state *st,
-                        pb_problem *prob, pb_error *err)
+static int runner_setup(const plan *p, const plan_run *r, runner_host *h, const pb_host *host,
+                        runner_state *st, pb_problem *prob, pb_error *err)
 {
     const run_spec *s = r->spec;
     const pb_graph *g = r->graph, *gg = g->grouped;
-    if (cluster_preset(s->cluster, s->n_devices, &st->cluster, err))
+    /* A random topology is drawn per repeat from the experiment seed, not the run seed: every
+     * placer of one repeat is measured on the same cluster. */
+    char label[32];
+    snprintf(label, sizeof label, "cluster#%d", s->repeat);
+    if (cluster_preset_seeded(s->cluster, s->n_devices, pb_seed_derive(p->x->seed, label),
+                              &st->cluster, err))
         return PB_ERR;
     const pb_simulator_ops *sim = r->simulator.entry->desc->ops;
     h->sim = sim;
@@ -220,7 +225,6 @@ static int runner_setup(const plan_run *r, runner_host *h, const pb_host *host, 
 
 int runner_execute(const plan *p, const plan_run *r, int fd)
 {
-    (void)p;
     const run_spec *s = r->spec;
     runner_host h = {0};
     h.fd = fd;
@@ -238,7 +242,7 @@ int runner_execute(const plan *p, const plan_run *r, int fd)
     pb_error err = {{0}};
     double initial = NAN, best = NAN, wall = 0;
     int status = STORE_FAILED;
-    if (runner_setup(r, &h, &host, &st, &prob, &err) == PB_OK &&
+    if (runner_setup(p, r, &h, &host, &st, &prob, &err) == PB_OK &&
         runner_create(&r->placer, &host, s->seed, "placer", &st.placer_inst, &err) == PB_OK) {
         const pb_placer_ops *pl = r->placer.entry->desc->ops;
         pb_strategy bs;

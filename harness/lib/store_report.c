@@ -5,11 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Columns 0-4 name the group, 5-6 count runs, 7-11 are means (NULL when there is nothing to
+/* Columns 0-5 name the group, 6-7 count runs, 8-12 are means (NULL when there is nothing to
  * average).  "BETWEEN -1e308 AND 1e308" keeps finite step times only.  NULLIF folds the "" of
  * hand-made files into the NULL the store writes for an absent name. */
 static const char store_report_sql[] =
-    "SELECT NULLIF(dataset, '') AS d, n_devices, NULLIF(placer, '') AS p,"
+    "SELECT NULLIF(dataset, '') AS d, n_devices, NULLIF(cluster, '') AS c,"
+    " NULLIF(placer, '') AS p,"
     " NULLIF(embedding, '') AS e, NULLIF(traversal, '') AS t,"
     " SUM(status = 0), SUM(status <> 0),"
     " AVG(CASE WHEN status = 0 THEN initial_us END),"
@@ -19,16 +20,17 @@ static const char store_report_sql[] =
     "     THEN (initial_us - best_us) / initial_us * 100 END),"
     " AVG(CASE WHEN status = 0 THEN search_wall_s END),"
     " AVG(CASE WHEN status = 0 THEN sim_calls END)"
-    " FROM runs GROUP BY d, n_devices, p, e, t ORDER BY d, n_devices, p, e, t";
+    " FROM runs GROUP BY d, n_devices, c, p, e, t ORDER BY d, n_devices, c, p, e, t";
 
 static const char store_report_failed_sql[] =
     "SELECT run_id, placer, graph, status, error FROM runs WHERE status <> 0"
-    " ORDER BY dataset, n_devices, placer, embedding, traversal, graph, repeat, run_id";
+    " ORDER BY dataset, n_devices, cluster, placer, embedding, traversal, graph, repeat, run_id";
 
-enum { STORE_REPORT_GROUP_COLS = 5, STORE_REPORT_COLS = 12 };
+enum { STORE_REPORT_GROUP_COLS = 6, STORE_REPORT_COLS = 13 };
 
 static const char *const store_report_csv_header[STORE_REPORT_COLS] = {"dataset",
                                                                        "n_devices",
+                                                                       "cluster",
                                                                        "placer",
                                                                        "embedding",
                                                                        "traversal",
@@ -41,11 +43,12 @@ static const char *const store_report_csv_header[STORE_REPORT_COLS] = {"dataset"
                                                                        "mean_sim_calls"};
 
 static const char *const store_report_md_header[STORE_REPORT_COLS] = {
-    "dataset", "devices",      "placer",    "embedding",       "traversal",  "ok",
+    "dataset", "devices",      "cluster",   "placer",          "embedding",  "traversal", "ok",
     "failed",  "initial (µs)", "best (µs)", "improvement (%)", "search (s)", "sim calls"};
 
-/* Decimals shown in markdown for the mean columns 7-11. */
-static const int store_report_md_decimals[STORE_REPORT_COLS] = {0, 0, 0, 0, 0, 0, 0, 1, 1, 2, 3, 1};
+/* Decimals shown in markdown for the mean columns 8-12. */
+static const int store_report_md_decimals[STORE_REPORT_COLS] = {0, 0, 0, 0, 0, 0, 0,
+                                                                0, 1, 1, 2, 3, 1};
 
 const char *store_status_name(int status, char *buf, size_t n)
 {

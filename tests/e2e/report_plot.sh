@@ -38,10 +38,10 @@ expect_fail() {
 # ---- report (markdown): rows and their order, failed runs below the table
 "$PB_BIN" report "$db" >"$tmp/report.md"
 rows=(
-    "| alpha | 2 | random | - | - | 1 | 0 | 100.0 | 100.0 | 0.00 | 0.250 | 4.0 |"
-    "| tiny | 2 | placeto | placeto-gnn | topo | 2 | 0 | 1000.0 | 800.0 | 18.75 | 12.000 | 60.0 |"
-    "| tiny | 2 | random | - | - | 2 | 1 | 1024.0 | 640.0 | 37.50 | 2.000 | 200.0 |"
-    "| tiny | 4 | placeto | placeto-gnn | reversed-topo | 1 | 2 | - | 500.0 | - | 3.000 | 10.0 |"
+    "| alpha | 2 | k80 | random | - | - | 1 | 0 | 100.0 | 100.0 | 0.00 | 0.250 | 4.0 |"
+    "| tiny | 2 | k80 | placeto | placeto-gnn | topo | 2 | 0 | 1000.0 | 800.0 | 18.75 | 12.000 | 60.0 |"
+    "| tiny | 2 | k80 | random | - | - | 2 | 1 | 1024.0 | 640.0 | 37.50 | 2.000 | 200.0 |"
+    "| tiny | 4 | k80 | placeto | placeto-gnn | reversed-topo | 1 | 2 | - | 500.0 | - | 3.000 | 10.0 |"
     "| r03 | random | g1 | failed | simulator: out of memory |"
     "| r07 | placeto | g1 | crashed | killed by signal 11 |"
     "| r08 | placeto | g1 | timeout | run exceeded 60 s \\| killed |"
@@ -57,11 +57,11 @@ done | sort -nc || fail "report rows out of order"
 # ---- report --csv --out
 "$PB_BIN" report "$db" --csv --out "$tmp/report.csv"
 cat >"$tmp/expected.csv" <<'EOF'
-dataset,n_devices,placer,embedding,traversal,runs_ok,runs_failed,mean_initial_us,mean_best_us,mean_improvement_pct,mean_search_wall_s,mean_sim_calls
-alpha,2,random,,,1,0,100,100,0,0.25,4
-tiny,2,placeto,placeto-gnn,topo,2,0,1000,800,18.75,12,60
-tiny,2,random,,,2,1,1024,640,37.5,2,200
-tiny,4,placeto,placeto-gnn,reversed-topo,1,2,,500,,3,10
+dataset,n_devices,cluster,placer,embedding,traversal,runs_ok,runs_failed,mean_initial_us,mean_best_us,mean_improvement_pct,mean_search_wall_s,mean_sim_calls
+alpha,2,k80,random,,,1,0,100,100,0,0.25,4
+tiny,2,k80,placeto,placeto-gnn,topo,2,0,1000,800,18.75,12,60
+tiny,2,k80,random,,,2,1,1024,640,37.5,2,200
+tiny,4,k80,placeto,placeto-gnn,reversed-topo,1,2,,500,,3,10
 EOF
 diff "$tmp/expected.csv" "$tmp/report.csv" || fail "report --csv differs"
 [ ! -e "$tmp/report.csv.tmp" ] || fail "report left its temporary file"

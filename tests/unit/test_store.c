@@ -747,28 +747,30 @@ static void test_report_summary(void **state)
 
     char *csv = test_capture_report(s, STORE_REPORT_CSV);
     const char *expected =
-        "dataset,n_devices,placer,embedding,traversal,runs_ok,runs_failed,mean_initial_us,"
+        "dataset,n_devices,cluster,placer,embedding,traversal,runs_ok,runs_failed,mean_initial_us,"
         "mean_best_us,mean_improvement_pct,mean_search_wall_s,mean_sim_calls\n"
-        "ds,2,random,,,0,1,,,,,\n"
-        "ds,3,placeto,gnn,topo,1,0,80,60,25,0.5,7\n"
-        "ds,3,random,,,3,1,inf,58.333333333333336,50,3,30\n";
+        "ds,2,placeto-k80,random,,,0,1,,,,,\n"
+        "ds,3,placeto-k80,placeto,gnn,topo,1,0,80,60,25,0.5,7\n"
+        "ds,3,placeto-k80,random,,,3,1,inf,58.333333333333336,50,3,30\n";
     assert_string_equal(csv, expected);
     free(csv);
 
     char *md = test_capture_report(s, STORE_REPORT_MARKDOWN);
     assert_non_null(strstr(md, "## Summary: exp"));
+    assert_non_null(strstr(md, "| ds | 3 | placeto-k80 | placeto | gnn | topo | 1 | 0 | 80.0 | "
+                               "60.0 | 25.00 | 0.500 | 7.0 |\n"));
     assert_non_null(strstr(
-        md, "| ds | 3 | placeto | gnn | topo | 1 | 0 | 80.0 | 60.0 | 25.00 | 0.500 | 7.0 |\n"));
+        md,
+        "| ds | 3 | placeto-k80 | random | - | - | 3 | 1 | inf | 58.3 | 50.00 | 3.000 | 30.0 |\n"));
     assert_non_null(
-        strstr(md, "| ds | 3 | random | - | - | 3 | 1 | inf | 58.3 | 50.00 | 3.000 | 30.0 |\n"));
-    assert_non_null(strstr(md, "| ds | 2 | random | - | - | 0 | 1 | - | - | - | - | - |\n"));
+        strstr(md, "| ds | 2 | placeto-k80 | random | - | - | 0 | 1 | - | - | - | - | - |\n"));
     /* Failed runs below the table, in table order, '|' escaped. */
     const char *f = strstr(md, "| f1 | random | g2 | crashed | signal 11 |\n");
     const char *t = strstr(md, "| r4 | random | g1 | timeout | over \\| time |\n");
     assert_non_null(f);
     assert_non_null(t);
     assert_true(f < t);
-    assert_true(strstr(md, "| ds | 3 | random") < f);
+    assert_true(strstr(md, "| ds | 3 | placeto-k80 | random") < f);
     free(md);
     store_close(s);
     test_dir_remove(&d);
