@@ -40,10 +40,12 @@ static void dataset_print_help(void)
         "  export --graph IN.json --out OUT.json [--grouped]\n"
         "      rewrites a graph as node-link JSON; --grouped writes the grouped graph (one node\n"
         "      per group: cost, mem and output bytes summed; links carry the crossing bytes).\n"
-        "  import --msr FILE.json --out OUT.json\n"
+        "  import --msr FILE.json --out OUT.json [--expert SPLIT.json --placement-out P.json]\n"
         "      converts an MSR dnn-partitioning graph (datasets/msr-dnn-partitioning/) to\n"
         "      node-link JSON: accelerator latency as cost (ms -> us), size as mem, edge\n"
-        "      sizes as output bytes, color classes as 'colocation'.\n"
+        "      sizes as output bytes, color classes as 'colocation'.  With --expert, also\n"
+        "      writes the human-expert split (human-experts/*.json) as a placement file\n"
+        "      {node: device} for 'placebench simulate' (accelerators first, then CPUs).\n"
         "  list\n"
         "      the generator families and the paper's Table I numbers.\n\n"
         "Generation is deterministic: the same family, seed and index give the same graph\n"
@@ -473,24 +475,54 @@ static int dataset_export(int argc, char **argv)
     return rc;
 }
 
+/* Writes an expert split as a placement file: {"node name": device, ...}. */
+static int dataset_write_placement(const char *path, const pb_graph *g, const int *device)
+{
+    json_t *o = json_object();
+    for (int v = 0; o && v < g->n_nodes; v++)
+        json_object_set_new(o, g->node_name[v], json_integer(device[v]));
+    int rc = o ? json_dump_file(o, path, JSON_INDENT(1) | JSON_PRESERVE_ORDER) : -1;
+    json_decref(o);
+    if (rc != 0)
+        return cli_error("%s: cannot write", path);
+    return 0;
+}
+
 static int dataset_import(int argc, char **argv)
 {
-    const char *msr = NULL, *out = NULL;
+    static const char usage[] = "placebench dataset import --msr FILE.json --out OUT.json "
+                                "[--expert SPLIT.json --placement-out P.json]";
+    const char *msr = NULL, *out = NULL, *expert = NULL, *placement = NULL;
     for (int i = 1; i < argc; i++) {
-        if ((strcmp(argv[i], "--msr") == 0 || strcmp(argv[i], "--out") == 0) && i + 1 < argc) {
-            *(argv[i][2] == 'm' ? &msr : &out) = argv[i + 1];
-            i++;
-        } else {
+        const char **slot = strcmp(argv[i], "--msr") == 0             ? &msr
+                            : strcmp(argv[i], "--out") == 0           ? &out
+                            : strcmp(argv[i], "--expert") == 0        ? &expert
+                            : strcmp(argv[i], "--placement-out") == 0 ? &placement
+                                                                      : NULL;
+        if (!slot || i + 1 >= argc)
             return cli_error("dataset import: unexpected argument '%s'", argv[i]);
-        }
+        *slot = argv[++i];
     }
-    if (!msr || !out)
-        return cli_usage("placebench dataset import --msr FILE.json --out OUT.json");
+    if (!msr || !out || !expert != !placement)
+        return cli_usage(usage);
     pb_graph *g;
     pb_error err;
     if (msr_read(msr, &g, NULL, &err) != PB_OK)
         return cli_error("%s", err.msg);
     int rc = dataset_write_graph(out, g);
+    if (rc == 0 && expert) {
+        int *device = malloc((size_t)g->n_nodes * sizeof(int)), n_devices = 0;
+        if (!device)
+            rc = cli_error("out of memory");
+        else if (msr_read_expert(msr, expert, g, device, &n_devices, &err) != PB_OK)
+            rc = cli_error("%s", err.msg);
+        else
+            rc = dataset_write_placement(placement, g, device);
+        if (rc == 0)
+            fprintf(stderr, "%s: expert split over %d devices written to %s\n", expert, n_devices,
+                    placement);
+        free(device);
+    }
     graph_free(g);
     return rc;
 }
