@@ -4,7 +4,7 @@
 source "$(dirname "$0")/lib/common.bash"
 : "${PB_BUILD:?}"
 
-cmake --install "$PB_BUILD" --prefix "$WORK/prefix" > install.log
+cmake --install "$PB_BUILD" --prefix "$WORK/prefix" > install.log 2>&1 || { cat install.log; fail "cmake --install failed"; }
 export PKG_CONFIG_PATH="$WORK/prefix/lib/pkgconfig:$WORK/prefix/lib/$(gcc -print-multiarch 2>/dev/null)/pkgconfig"
 pkg-config --exists placebench || fail "pkg-config does not find the installed placebench.pc"
 mkdir -p myplugins
@@ -32,13 +32,14 @@ static int my_place(void *inst, const pb_problem *p, pb_strategy *best, double *
 static const pb_placer_ops my_ops = {sizeof my_ops, my_create, my_destroy, my_place, NULL, NULL, NULL};
 PB_PLUGIN(PB_KIND_PLACER, "last-device", "0.1", "out-of-tree example", NULL, 0, &my_ops);
 C
-cc -std=c11 -Wall -Werror -shared -fPIC my.c $(pkg-config --cflags --libs placebench) -o myplugins/my.so
+cc -std=c11 -Wall -Werror -shared -fPIC my.c $(pkg-config --cflags --libs placebench) -o myplugins/my.so \
+    || fail "the out-of-tree plugin does not build with the pkg-config flags"
 cat > oot.lua <<'LUA'
 return experiment { datasets = "graphs/diamond.json", devices = { 2, 3 }, simulator = "placeto",
                     placer = { "last-device", "single-device" }, plugin_path = "myplugins" }
 LUA
 unset PLACEBENCH_PLUGIN_PATH
-"$WORK/prefix/bin/placebench" run oot.lua --quiet --results oot.db
+"$WORK/prefix/bin/placebench" run oot.lua --quiet --results oot.db || fail "the installed placebench could not run the sweep"
 [ "$(sql oot.db "select count(*) from runs where placer='last-device' and status=0")" = 2 ] || fail "out-of-tree placer runs missing"
 # Placing everything on one device gives the same step time whichever device it is.
 diff <(sql oot.db "select n_devices, best_us from runs where placer='last-device' order by n_devices") \
