@@ -1335,7 +1335,7 @@ static char *config_default_name(const char *path)
 /* Name, seed, repeats and budgets. */
 static int config_convert_scalars(lua_State *L, config_ctx *c, experiment *x)
 {
-    long long v;
+    long long v = 0;
     char *def = config_default_name(c->path);
     if (!def)
         return config_fail(c, c->exp_line, "out of memory");

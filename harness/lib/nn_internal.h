@@ -1,0 +1,159 @@
+/* nn_internal.h — the tape's records, arenas and helpers shared by the nn_*.c files. */
+#ifndef PB_NN_INTERNAL_H
+#define PB_NN_INTERNAL_H
+
+#include "placebench.h"
+
+#include <stddef.h>
+#include <string.h>
+
+/* One block of an arena. */
+typedef struct nn_chunk {
+    unsigned char *base;
+    size_t size;
+    size_t used;
+} nn_chunk;
+
+/* Bump allocator made of chunks that are never moved, so pointers stay valid until a reset. */
+typedef struct nn_arena {
+    nn_chunk *chunks;
+    int n_chunks;
+    int cap_chunks;
+    int cur; /* chunk being filled */
+} nn_arena;
+
+/* Arena allocations (and so tensor values) start on this boundary. */
+#define NN_ALIGN 64
+
+typedef struct nn_param_info {
+    char *name;
+    int rows;
+    int cols;
+    size_t offset;
+} nn_param_info;
+
+/* Values and gradients are two flat arrays so optimizers, clipping and gradient snapshots are
+ * single loops over contiguous memory. */
+struct pb_nn_params {
+    nn_param_info *info;
+    int n;
+    int cap;
+    float *values;
+    float *grads;
+    size_t size;
+    size_t cap_size;
+};
+
+typedef struct nn_record nn_record;
+typedef void (*nn_backward_fn)(const nn_record *r);
+
+/* What backward needs to know about one recorded op.  Fields not used by an op stay zero. */
+struct nn_record {
+    nn_backward_fn backward;
+    pb_nn_tensor *out;
+    pb_nn_tensor *in[3];
+    pb_nn_tensor **list; /* concat inputs (on the tape) */
+    int n_list;
+    const int *idx; /* gather/scatter indices or CSR index (borrowed) */
+    const int *start;
+    const float *weight;
+    void *aux;                /* op-specific values saved by the forward pass (on the tape) */
+    float *tmp;               /* scratch of the backward pass (on the tape's gradient arena) */
+    pb_nn_backward_fn custom; /* pb_nn_custom: the caller's backward, called with aux */
+    float f;
+    int i[3];
+};
+
+struct pb_nn_tape {
+    nn_arena data; /* tensor structs, values, saved auxiliary values */
+    nn_arena grad; /* gradients of tape tensors and backward scratch: zeroed by each backward */
+    nn_record *rec;
+    size_t n_rec;
+    size_t cap_rec;
+    int record_grad;
+    int failed;
+    char msg[sizeof(((pb_error *)0)->msg)];
+};
+
+/* Records the first error of a pass (printf-style); always returns NULL. */
+void *nn_tape_fail(pb_nn_tape *t, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* 1 when t is usable and the first n of a, b, c are non-NULL; else records why and returns 0. */
+static inline int nn_tape_inputs_ok(pb_nn_tape *t, const char *op, int n, const pb_nn_tensor *a,
+                                    const pb_nn_tensor *b, const pb_nn_tensor *c)
+{
+    if (!t || t->failed)
+        return 0;
+    const pb_nn_tensor *in[3] = {a, b, c};
+    for (int i = 0; i < n && i < 3; i++)
+        if (!in[i]) {
+            nn_tape_fail(t, "%s: input %d is NULL", op, i + 1);
+            return 0;
+        }
+    return 1;
+}
+
+/* 1 when the tape records gradients and one of the (possibly NULL) inputs has a gradient. */
+static inline int nn_tape_wants_grad(const pb_nn_tape *t, const pb_nn_tensor *a,
+                                     const pb_nn_tensor *b, const pb_nn_tensor *c)
+{
+    return t->record_grad && ((a && a->grad) || (b && b->grad) || (c && c->grad));
+}
+
+/* A new rows x cols tensor with uninitialised values and, when with_grad, a gradient. */
+pb_nn_tensor *nn_tape_tensor(pb_nn_tape *t, int rows, int cols, int with_grad);
+/* Scratch memory valid until the reset: `n` bytes on the value arena, or floats on the gradient
+ * arena (zeroed at the start of every backward). */
+void *nn_tape_alloc(pb_nn_tape *t, size_t n);
+float *nn_tape_grad_scratch(pb_nn_tape *t, size_t n_floats);
+/* Appends a zeroed record for `out`; NULL on failure (recorded). */
+nn_record *nn_tape_record(pb_nn_tape *t, nn_backward_fn backward, pb_nn_tensor *out);
+
+/* Applies activation act (PB_NN_ACT_*) in place. */
+void nn_elem_activate(int act, float *v, size_t n);
+/* dx += dy * act'(.) expressed through the activation's output y. */
+void nn_elem_act_grad(int act, const float *y, const float *dy, float *dx, size_t n);
+/* y[0..n) += a * x[0..n) */
+void nn_elem_axpy(float *y, float a, const float *x, size_t n);
+
+/* Hot loops work on 4 floats at a time with the compiler's generic vectors (16 bytes: SSE2 on
+ * x86-64, NEON on arm64, no instruction-set flags needed).  That gives vector code at -O2 too:
+ * the default build is RelWithDebInfo, where GCC 12 does not vectorize loops of unknown length
+ * by itself.  Other compilers take the scalar loops that follow every vector loop. */
+#if defined(__GNUC__)
+#define NN_HAVE_V4 1
+typedef float nn_v4 __attribute__((vector_size(16)));
+typedef int nn_v4i __attribute__((vector_size(16)));
+
+static inline nn_v4 nn_v4_load(const float *p)
+{
+    nn_v4 v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+static inline void nn_v4_store(float *p, nn_v4 v)
+{
+    memcpy(p, &v, sizeof v);
+}
+
+/* x where mask_src > 0, else +0 (NaN in mask_src counts as not positive). */
+static inline nn_v4 nn_v4_where_positive(nn_v4 mask_src, nn_v4 x)
+{
+    nn_v4 zero = {0};
+    return (nn_v4)((nn_v4i)x & (nn_v4i)(mask_src > zero));
+}
+#else
+#define NN_HAVE_V4 0
+#endif
+
+/* Number of entries of x as a size_t. */
+static inline size_t nn_numel(const pb_nn_tensor *x)
+{
+    return (size_t)x->rows * (size_t)x->cols;
+}
+
+#endif

@@ -1,0 +1,106 @@
+/* nn_optim.c — optimizers over a parameter set: Adam (TensorFlow formulation), SGD, and global
+ * gradient-norm clipping. */
+#include "nn_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+/* The moments are kept in double: the update is then the formula evaluated exactly and rounded
+ * once into the float parameter. */
+struct pb_nn_adam {
+    double beta1;
+    double beta2;
+    double epsilon;
+    long long t;
+    size_t n;
+    double *m;
+    double *v;
+};
+
+pb_nn_adam *pb_nn_adam_new(double beta1, double beta2, double epsilon)
+{
+    pb_nn_adam *a = calloc(1, sizeof *a);
+    if (!a)
+        return NULL;
+    a->beta1 = beta1;
+    a->beta2 = beta2;
+    a->epsilon = epsilon;
+    return a;
+}
+
+void pb_nn_adam_free(pb_nn_adam *a)
+{
+    if (!a)
+        return;
+    free(a->m);
+    free(a->v);
+    free(a);
+}
+
+long long pb_nn_adam_steps(const pb_nn_adam *a)
+{
+    return a ? a->t : 0;
+}
+
+static int optim_adam_bind(pb_nn_adam *a, size_t n, pb_error *err)
+{
+    if (a->m || a->t > 0) {
+        if (n != a->n)
+            return pb_errorf(err,
+                             "nn adam: the parameter set has %zu values, it had %zu at the "
+                             "first step",
+                             n, a->n);
+        return PB_OK;
+    }
+    a->m = calloc(n + 1, sizeof *a->m);
+    a->v = calloc(n + 1, sizeof *a->v);
+    if (!a->m || !a->v)
+        return pb_errorf(err, "nn adam: out of memory for %zu values", n);
+    a->n = n;
+    return PB_OK;
+}
+
+int pb_nn_adam_step(pb_nn_adam *a, pb_nn_params *p, double lr, pb_error *err)
+{
+    if (!a || !p)
+        return pb_errorf(err, "nn adam: missing optimizer or parameters");
+    size_t n = pb_nn_params_size(p);
+    if (optim_adam_bind(a, n, err) != PB_OK)
+        return PB_ERR;
+    a->t++;
+    double lr_t =
+        lr * sqrt(1.0 - pow(a->beta2, (double)a->t)) / (1.0 - pow(a->beta1, (double)a->t));
+    float *theta = pb_nn_params_values(p);
+    const float *g = pb_nn_params_grads(p);
+    for (size_t i = 0; i < n; i++) {
+        a->m[i] = a->beta1 * a->m[i] + (1.0 - a->beta1) * g[i];
+        a->v[i] = a->beta2 * a->v[i] + (1.0 - a->beta2) * (double)g[i] * g[i];
+        theta[i] = (float)(theta[i] - lr_t * a->m[i] / (sqrt(a->v[i]) + a->epsilon));
+    }
+    return PB_OK;
+}
+
+void pb_nn_sgd_step(pb_nn_params *p, double lr)
+{
+    size_t n = pb_nn_params_size(p);
+    float *theta = pb_nn_params_values(p);
+    const float *g = pb_nn_params_grads(p);
+    for (size_t i = 0; i < n; i++)
+        theta[i] = (float)(theta[i] - lr * g[i]);
+}
+
+double pb_nn_clip_grad_norm(pb_nn_params *p, double max_norm)
+{
+    size_t n = pb_nn_params_size(p);
+    float *g = pb_nn_params_grads(p);
+    double s = 0.0;
+    for (size_t i = 0; i < n; i++)
+        s += (double)g[i] * g[i];
+    double norm = sqrt(s);
+    if (max_norm > 0.0 && isfinite(norm) && norm > max_norm) {
+        double scale = max_norm / norm;
+        for (size_t i = 0; i < n; i++)
+            g[i] = (float)(g[i] * scale);
+    }
+    return norm;
+}
