@@ -48,22 +48,27 @@ void cli_sim_close(cli_sim *s)
     memset(s, 0, sizeof *s);
 }
 
-int cli_sim_result_init(cli_sim_result *r, int n_devices, int n_ops, int with_node_times,
+int cli_sim_result_init(cli_sim_result *r, int n_devices, const pb_graph *g, int with_timeline,
                         pb_error *err)
 {
     memset(r, 0, sizeof *r);
-    size_t nd = (size_t)n_devices, nn = with_node_times ? (size_t)n_ops : 0;
+    size_t nd = (size_t)n_devices;
+    size_t nn = with_timeline ? (size_t)g->n_nodes : 0;
+    size_t np = with_timeline ? (size_t)g->port_start[g->n_nodes] : 0;
     size_t nl = nd * nd; /* links: per bus or per device pair, as the simulator defines */
-    r->buffer = calloc(2 * nd + nl + 2 * nn + 1, sizeof(double));
+    r->buffer = calloc(2 * nd + nl + 2 * nn + 2 * np + 1, sizeof(double));
     if (!r->buffer)
         return pb_errorf(err, "out of memory");
     r->eval.struct_size = sizeof(pb_eval);
     r->eval.peak_mem_bytes = r->buffer;
     r->eval.busy_us = r->buffer + nd;
     r->eval.link_busy_us = r->buffer + 2 * nd;
-    if (with_node_times) {
-        r->eval.node_start_us = r->buffer + 2 * nd + nl;
-        r->eval.node_end_us = r->buffer + 2 * nd + nl + nn;
+    if (with_timeline) {
+        double *times = r->buffer + 2 * nd + nl;
+        r->eval.node_start_us = times;
+        r->eval.node_end_us = times + nn;
+        r->eval.port_send_us = times + 2 * nn;
+        r->eval.port_arrive_us = times + 2 * nn + np;
     }
     return PB_OK;
 }

@@ -20,15 +20,16 @@ int cli_sim_open(cli_sim *s, loader *l, const char *name, const pb_graph *g, con
 int cli_sim_evaluate(cli_sim *s, const pb_strategy *ops, pb_eval *out, pb_error *err);
 void cli_sim_close(cli_sim *s);
 
-/* pb_eval with arrays for n_devices devices (n_devices^2 link entries) and n_ops node times. */
+/* pb_eval with arrays for n_devices devices (n_devices^2 link entries) and, for a timeline, the
+ * start and end of every op and the send and arrival of every output port of the op graph. */
 typedef struct cli_sim_result {
     pb_eval eval;
     double *buffer; /* one allocation behind every array of eval */
 } cli_sim_result;
 
-/* Allocates the arrays; node times only when with_node_times.  Returns PB_ERR when out of
- * memory.  Free with cli_sim_result_free. */
-int cli_sim_result_init(cli_sim_result *r, int n_devices, int n_ops, int with_node_times,
+/* Allocates the arrays for op graph g (borrowed, read only here); node and port times only when
+ * with_timeline.  Returns PB_ERR when out of memory.  Free with cli_sim_result_free. */
+int cli_sim_result_init(cli_sim_result *r, int n_devices, const pb_graph *g, int with_timeline,
                         pb_error *err);
 void cli_sim_result_free(cli_sim_result *r);
 

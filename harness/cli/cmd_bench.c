@@ -39,8 +39,13 @@ static void bench_print_help(void)
            "  --simulator NAME  simulator plugin, with its default options; default placeto.\n"
            "                    The cluster is always the placeto-k80 preset.\n\n"
            "Columns: nodes placed, ops simulated, evaluations per second, ns per evaluation,\n"
-           "and ns per op (ns per evaluation / ops), a proxy for ns per event: the simulator\n"
-           "does not report how many events it processed.\n",
+           "mean events per evaluation and ns per event (timed ns / events).  Events are what\n"
+           "the simulator reports in pb_eval.n_events; the placeto plugin counts the events\n"
+           "the reference simulator pops from its heap, idle wake-ups included, even those it\n"
+           "folds away itself.  '-' when the simulator does not count events.\n\n"
+           "After the rows, a summary per input (a file, or a folder such as one dataset\n"
+           "family): for each level and device count, the minimum, median and maximum over\n"
+           "its graphs of evaluations per second and of ns per event.\n",
            bench_usage);
 }
 
@@ -130,35 +135,42 @@ static int bench_parse_args(int argc, char **argv, bench_args *a)
 
 /* ---------------------------------------------------------------- finding graph files */
 
+typedef struct bench_file {
+    char *path;
+    int input; /* index of the input (file or folder) it came from */
+} bench_file;
+
 typedef struct bench_files {
-    char **path;
+    bench_file *file;
     int n, cap;
+    int input; /* the input being collected */
 } bench_files;
 
 static int bench_add_file(bench_files *f, const char *path)
 {
     if (f->n == f->cap) {
         int cap = f->cap ? 2 * f->cap : 64;
-        char **p = realloc(f->path, (size_t)cap * sizeof *p);
+        bench_file *p = realloc(f->file, (size_t)cap * sizeof *p);
         if (!p)
             return -1;
-        f->path = p;
+        f->file = p;
         f->cap = cap;
     }
-    f->path[f->n] = strdup(path);
-    return f->path[f->n++] ? 0 : -1;
+    f->file[f->n].path = strdup(path);
+    f->file[f->n].input = f->input;
+    return f->file[f->n++].path ? 0 : -1;
 }
 
 static void bench_files_free(bench_files *f)
 {
     for (int i = 0; i < f->n; i++)
-        free(f->path[i]);
-    free(f->path);
+        free(f->file[i].path);
+    free(f->file);
 }
 
 static int bench_path_cmp(const void *a, const void *b)
 {
-    return strcmp(*(char *const *)a, *(char *const *)b);
+    return strcmp(((const bench_file *)a)->path, ((const bench_file *)b)->path);
 }
 
 static int bench_ends_with(const char *s, const char *suffix)
@@ -202,6 +214,7 @@ static int bench_walk(bench_files *f, const char *dir, int depth)
 static int bench_collect(const bench_args *a, bench_files *f)
 {
     for (int i = 0; i < a->n_inputs; i++) {
+        f->input = i;
         struct stat st;
         if (stat(a->inputs[i], &st) != 0)
             return cli_error("bench: %s: %s", a->inputs[i], strerror(errno));
@@ -213,7 +226,7 @@ static int bench_collect(const bench_args *a, bench_files *f)
         int first = f->n, status = bench_walk(f, a->inputs[i], 0);
         if (status)
             return status;
-        qsort(f->path + first, (size_t)(f->n - first), sizeof *f->path, bench_path_cmp);
+        qsort(f->file + first, (size_t)(f->n - first), sizeof *f->file, bench_path_cmp);
     }
     return 0;
 }
@@ -262,13 +275,17 @@ static int bench_draw(bench_level *l, pb_rng *rng, int count, pb_error *err)
     return PB_OK;
 }
 
-/* Times `evals` evaluations; *ns receives the total wall time of the evaluate() calls. */
-static int bench_time(bench_level *l, long evals, uint64_t seed, double *ns, pb_error *err)
+/* Times `evals` evaluations; *ns receives the total wall time of the evaluate() calls and
+ * *events the events they reported. */
+static int bench_time(bench_level *l, long evals, uint64_t seed, double *ns, long long *events,
+                      pb_error *err)
 {
     pb_rng rng;
     pb_rng_seed(&rng, seed);
     const pb_graph *g = l->g;
+    pb_eval *ev = &l->result->eval;
     *ns = 0;
+    *events = 0;
     int warm = 1;
     for (long done = 0; done < evals;) {
         int count = evals - done < l->batch ? (int)(evals - done) : l->batch;
@@ -277,33 +294,69 @@ static int bench_time(bench_level *l, long evals, uint64_t seed, double *ns, pb_
         pb_strategy ops;
         if (warm) {
             pb_strategy_placement(&ops, g->n_nodes, l->op_device);
-            if (cli_sim_evaluate(l->sim, &ops, &l->result->eval, err) != PB_OK)
+            if (cli_sim_evaluate(l->sim, &ops, ev, err) != PB_OK)
                 return PB_ERR;
             warm = 0;
         }
+        long long batch_events = 0;
         double t0 = bench_now_ns();
         for (int k = 0; k < count; k++) {
             pb_strategy_placement(&ops, g->n_nodes, l->op_device + (size_t)k * (size_t)g->n_nodes);
-            if (cli_sim_evaluate(l->sim, &ops, &l->result->eval, err) != PB_OK)
+            if (cli_sim_evaluate(l->sim, &ops, ev, err) != PB_OK)
                 return PB_ERR;
+            batch_events += ev->n_events;
         }
         *ns += bench_now_ns() - t0;
+        *events += batch_events;
         done += count;
     }
     return PB_OK;
 }
 
-static void bench_print_row(const char *path, const char *level, int placed, int ops, int devices,
-                            long evals, double ns)
+/* ---------------------------------------------------------------- results */
+
+/* One measured row, kept for the summary. */
+typedef struct bench_row {
+    int input, by_group, devices;
+    double evals_per_s;
+    double ns_per_event; /* < 0 when the simulator does not count events */
+} bench_row;
+
+typedef struct bench_rows {
+    bench_row *row;
+    int n, cap;
+} bench_rows;
+
+static int bench_rows_add(bench_rows *r, bench_row row)
 {
-    double per_eval = ns / (double)evals;
-    printf("%-8s %7d %7d %7d %12.0f %12.0f %9.1f  %s\n", level, placed, ops, devices,
-           1e9 / per_eval, per_eval, per_eval / (ops > 0 ? ops : 1), path);
+    if (r->n == r->cap) {
+        int cap = r->cap ? 2 * r->cap : 64;
+        bench_row *p = realloc(r->row, (size_t)cap * sizeof *p);
+        if (!p)
+            return -1;
+        r->row = p;
+        r->cap = cap;
+    }
+    r->row[r->n++] = row;
+    return 0;
+}
+
+static void bench_print_row(const char *path, const bench_row *row, int placed, int ops, long evals,
+                            long long events)
+{
+    double per_eval = 1e9 / row->evals_per_s;
+    printf("%-8s %7d %7d %7d %12.0f %12.0f", row->by_group ? "grouped" : "op", placed, ops,
+           row->devices, row->evals_per_s, per_eval);
+    if (row->ns_per_event >= 0)
+        printf(" %10.1f %9.2f", (double)events / (double)evals, row->ns_per_event);
+    else
+        printf(" %10s %9s", "-", "-");
+    printf("  %s\n", path);
 }
 
 /* One graph at one device count: prepares the simulator, times each level. */
-static int bench_devices(const bench_args *a, loader *ld, const char *path, const pb_graph *g,
-                         int n_devices, pb_error *err)
+static int bench_devices(const bench_args *a, loader *ld, const bench_file *file, const pb_graph *g,
+                         int n_devices, bench_rows *rows, pb_error *err)
 {
     pb_cluster *c = NULL;
     if (cluster_preset("placeto-k80", n_devices, &c, err) != PB_OK)
@@ -320,19 +373,24 @@ static int bench_devices(const bench_args *a, loader *ld, const char *path, cons
     l.op_device = malloc((size_t)l.batch * (size_t)n * sizeof(int));
     int rc = l.draws && l.op_device ? PB_OK : pb_errorf(err, "out of memory");
     if (rc == PB_OK)
-        rc = cli_sim_result_init(&result, n_devices, g->n_nodes, 0, err);
+        rc = cli_sim_result_init(&result, n_devices, g, 0, err);
     if (rc == PB_OK)
         rc = cli_sim_open(&sim, ld, a->simulator, g, c, err);
     for (int by_group = g->grouped != g; rc == PB_OK && by_group >= 0; by_group--) {
         double ns = 0;
+        long long events = 0;
         l.by_group = by_group;
         uint64_t seed = pb_seed_derive(a->seed, by_group ? "grouped" : "op");
-        rc = bench_time(&l, a->evals, seed, &ns, err);
-        if (rc == PB_OK)
-            bench_print_row(path, by_group ? "grouped" : "op",
-                            by_group ? g->grouped->n_nodes : g->n_nodes, g->n_nodes, n_devices,
-                            a->evals, ns);
+        rc = bench_time(&l, a->evals, seed, &ns, &events, err);
+        if (rc != PB_OK)
+            break;
+        bench_row row = {file->input, by_group, n_devices, 1e9 * (double)a->evals / ns,
+                         events > 0 ? ns / (double)events : -1};
+        bench_print_row(file->path, &row, by_group ? g->grouped->n_nodes : g->n_nodes, g->n_nodes,
+                        a->evals, events);
         fflush(stdout);
+        if (bench_rows_add(rows, row))
+            rc = pb_errorf(err, "out of memory");
     }
     cli_sim_close(&sim);
     cli_sim_result_free(&result);
@@ -340,6 +398,67 @@ static int bench_devices(const bench_args *a, loader *ld, const char *path, cons
     free(l.op_device);
     cluster_free(c);
     return rc;
+}
+
+/* ---------------------------------------------------------------- summary */
+
+static int bench_double_cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Sorts v[0..n) (n > 0) and prints its minimum, median and maximum. */
+static void bench_print_spread(double *v, int n, const char *fmt)
+{
+    qsort(v, (size_t)n, sizeof *v, bench_double_cmp);
+    double median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+    printf(fmt, v[0], median, v[n - 1]);
+}
+
+/* Min/median/max over the graphs of one input, level and device count; scratch holds rows->n. */
+static void bench_summary_line(const bench_args *a, const bench_rows *rows, int input, int by_group,
+                               int devices, double *scratch)
+{
+    int n = 0, counted = 1;
+    for (int i = 0; i < rows->n; i++) {
+        const bench_row *r = &rows->row[i];
+        if (r->input != input || r->by_group != by_group || r->devices != devices)
+            continue;
+        scratch[n++] = r->evals_per_s;
+        counted &= r->ns_per_event >= 0;
+    }
+    if (n == 0)
+        return;
+    printf("%-8s %7d %6d ", by_group ? "grouped" : "op", devices, n);
+    bench_print_spread(scratch, n, " %9.0f %9.0f %9.0f");
+    n = 0;
+    for (int i = 0; counted && i < rows->n; i++) {
+        const bench_row *r = &rows->row[i];
+        if (r->input == input && r->by_group == by_group && r->devices == devices)
+            scratch[n++] = r->ns_per_event;
+    }
+    if (counted)
+        bench_print_spread(scratch, n, "  %8.2f %8.2f %8.2f");
+    else
+        printf("  %8s %8s %8s", "-", "-", "-");
+    printf("  %s\n", a->inputs[input]);
+}
+
+static int bench_print_summary(const bench_args *a, const bench_rows *rows)
+{
+    double *scratch = malloc((size_t)(rows->n > 0 ? rows->n : 1) * sizeof(double));
+    if (!scratch)
+        return cli_error("out of memory");
+    printf("\n# summary per input: minimum, median and maximum over its graphs\n");
+    printf("%-8s %7s %6s  %29s  %26s  %s\n", "level", "devices", "graphs",
+           "evals/s (min median max)", "ns/event (min median max)", "input");
+    for (int i = 0; i < a->n_inputs; i++)
+        for (int by_group = 1; by_group >= 0; by_group--)
+            for (int k = 0; k < a->n_devices; k++)
+                bench_summary_line(a, rows, i, by_group, a->devices[k], scratch);
+    free(scratch);
+    return 0;
 }
 
 /* The CPU the figures were measured on (first "model name" of /proc/cpuinfo), if known. */
@@ -366,27 +485,30 @@ static int bench_run(const bench_args *a, const bench_files *files)
     if (!ld)
         return cli_error("bench: %s", err.msg);
     bench_print_machine();
-    printf("# simulator %s, %ld evaluations per row, seed %llu; ns/op = ns/eval / ops (a proxy "
-           "for ns/event)\n",
-           a->simulator, a->evals, a->seed);
-    printf("%-8s %7s %7s %7s %12s %12s %9s  %s\n", "level", "nodes", "ops", "devices", "evals/s",
-           "ns/eval", "ns/op", "graph");
+    printf("# simulator %s, %ld evaluations per row, seed %llu\n", a->simulator, a->evals, a->seed);
+    printf("%-8s %7s %7s %7s %12s %12s %10s %9s  %s\n", "level", "nodes", "ops", "devices",
+           "evals/s", "ns/eval", "events", "ns/event", "graph");
+    bench_rows rows = {0};
     int status = 0, measured = 0;
     for (int i = 0; status == 0 && i < files->n; i++) {
+        const bench_file *file = &files->file[i];
         pb_graph *g = NULL;
-        if (nodelink_read(files->path[i], &g, &err) != PB_OK) {
+        if (nodelink_read(file->path, &g, &err) != PB_OK) {
             fprintf(stderr, "placebench: bench: skipped %s\n", err.msg);
             continue;
         }
         for (int k = 0; status == 0 && k < a->n_devices; k++)
-            if (bench_devices(a, ld, files->path[i], g, a->devices[k], &err) != PB_OK)
-                status = cli_error("bench: %s: %s", files->path[i], err.msg);
+            if (bench_devices(a, ld, file, g, a->devices[k], &rows, &err) != PB_OK)
+                status = cli_error("bench: %s: %s", file->path, err.msg);
         measured++;
         graph_free(g);
     }
     loader_free(ld);
     if (status == 0 && measured == 0)
         status = cli_error("bench: no node-link graph among the inputs");
+    if (status == 0)
+        status = bench_print_summary(a, &rows);
+    free(rows.row);
     return status;
 }
 

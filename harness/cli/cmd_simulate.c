@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -35,14 +36,22 @@ static void simulate_print_help(void)
         "                      grouped graph, to a device index (0-based); a group placement\n"
         "                      is expanded to the ops of each group, as the runner does\n"
         "  --devices N         number of devices; default 1 + the largest index in P.json\n"
-        "  --json              print {\"step_time_us\": ..., \"peak_memory_bytes\": [...]} with\n"
-        "                      every number exact (shortest text that reads back the same)\n"
-        "  --trace T.json      write a Chrome trace-event file (chrome://tracing or\n"
-        "                      ui.perfetto.dev): one process per device, the ops it ran on\n"
-        "                      thread 0 from start to end.  Bus transfers are not in the\n"
-        "                      trace: the simulator does not report them yet.\n"
+        "  --json              print {\"step_time_us\": ..., \"peak_memory_bytes\": [...],\n"
+        "                      \"n_events\": ...} with every number exact (shortest text that\n"
+        "                      reads back the same); n_events is the number of events the\n"
+        "                      reference simulator pops, idle wake-ups included\n"
+        "  --trace T.json      write a Chrome trace-event file (ui.perfetto.dev or\n"
+        "                      chrome://tracing), times in us.  One process per device\n"
+        "                      (\"GPU:0\", ...) with two threads: \"compute\" (tid 0), one\n"
+        "                      event per op from its start to its end; \"bus (outgoing)\"\n"
+        "                      (tid 1), one event per transfer the device's bus sent, named\n"
+        "                      <producer>:<port>, from the start of sending to the arrival of\n"
+        "                      the data, with args bytes and to (the destination devices; one\n"
+        "                      transfer serves every remote consumer of the port).  The bus\n"
+        "                      then stays busy delta2 more, which is not drawn.\n"
         "  --repeat K          evaluate the placement K times after loading and report the\n"
-        "                      mean wall time of one simulator evaluation (\"eval_ns\")\n",
+        "                      mean wall time of one simulator evaluation (\"eval_ns\"; the\n"
+        "                      text output adds it divided by the events)\n",
         simulate_usage);
 }
 
@@ -261,7 +270,7 @@ static void simulate_print_json(const pb_eval *ev, int n_devices, double eval_ns
             fputs(", ", stdout);
         simulate_print_number(ev->peak_mem_bytes[d]);
     }
-    fputs("]", stdout);
+    fprintf(stdout, "], \"n_events\": %lld", ev->n_events);
     if (timed) {
         fputs(", \"eval_ns\": ", stdout);
         simulate_print_number(eval_ns);
@@ -279,39 +288,124 @@ static void simulate_print_text(const simulate_args *a, const pb_graph *g,
     printf("\nplacement   %s: by %s, %d devices\n", a->placement, p->by_group ? "group" : "op",
            c->n_devices);
     printf("step time   %.17g us\n", ev->step_time_us);
+    printf("events      %lld\n", ev->n_events);
     printf("feasible    %s\n\n", ev->feasible ? "yes" : "no (a device exceeds its memory)");
     printf("%-8s %20s %16s %16s\n", "device", "peak memory (B)", "compute (us)", "bus (us)");
     for (int d = 0; d < c->n_devices; d++)
         printf("%-8d %20.0f %16.3f %16.3f\n", d, ev->peak_mem_bytes[d], ev->busy_us[d],
                ev->link_busy_us[d]);
     if (a->repeat > 0)
-        printf("\n%ld evaluations, %.1f ns per evaluation\n", a->repeat, eval_ns);
+        printf("\n%ld evaluations, %.1f ns per evaluation, %.2f ns per event\n", a->repeat, eval_ns,
+               ev->n_events > 0 ? eval_ns / (double)ev->n_events : 0.0);
 }
 
-/* One complete ("X") event per op on its device's thread 0; process names per device. */
+/* Metadata events: a process per device named like the device, threads 0 (ops) and 1 (the
+ * device's outgoing bus). */
+static void simulate_trace_names(json_t *events, int n_devices)
+{
+    static const char *const threads[2] = {"compute", "bus (outgoing)"};
+    for (int d = 0; d < n_devices; d++) {
+        char name[32];
+        snprintf(name, sizeof name, "GPU:%d", d);
+        json_array_append_new(events,
+                              json_pack("{s:s, s:s, s:i, s:i, s:{s:s}}", "name", "process_name",
+                                        "ph", "M", "pid", d, "tid", 0, "args", "name", name));
+        json_array_append_new(events, json_pack("{s:s, s:s, s:i, s:i, s:{s:i}}", "name",
+                                                "process_sort_index", "ph", "M", "pid", d, "tid", 0,
+                                                "args", "sort_index", d));
+        for (int tid = 0; tid < 2; tid++)
+            json_array_append_new(events, json_pack("{s:s, s:s, s:i, s:i, s:{s:s}}", "name",
+                                                    "thread_name", "ph", "M", "pid", d, "tid", tid,
+                                                    "args", "name", threads[tid]));
+    }
+}
+
+/* A complete ("X") event. */
+static json_t *simulate_trace_span(const char *name, const char *cat, double start, double end,
+                                   int pid, int tid)
+{
+    return json_pack("{s:s, s:s, s:s, s:f, s:f, s:i, s:i}", "name", name, "cat", cat, "ph", "X",
+                     "ts", start, "dur", end - start, "pid", pid, "tid", tid);
+}
+
+/* The devices, in increasing order, of the consumers of port k of op v placed off v's device;
+ * seen[] (n_devices entries, all != stamp on entry) is scratch. */
+static json_t *simulate_trace_destinations(const pb_graph *g, const int *op_device, int v, int k,
+                                           int *seen, int stamp, int n_devices)
+{
+    for (int i = g->succ_start[v]; i < g->succ_start[v + 1]; i++) {
+        int e = g->succ_edge[i], d = op_device[g->succ[i]];
+        if (g->edge_port[e] == k && d != op_device[v])
+            seen[d] = stamp;
+    }
+    json_t *to = json_array();
+    for (int d = 0; d < n_devices; d++)
+        if (seen[d] == stamp)
+            json_array_append_new(to, json_integer(d));
+    return to;
+}
+
+/* One event per transfer on the sending device's bus thread (tid 1). */
+static int simulate_trace_transfers(json_t *events, const pb_graph *g, const int *op_device,
+                                    int n_devices, const pb_eval *ev)
+{
+    int *seen = malloc((size_t)n_devices * sizeof(int));
+    if (!seen)
+        return -1;
+    for (int d = 0; d < n_devices; d++)
+        seen[d] = -1;
+    for (int v = 0; v < g->n_nodes; v++) {
+        for (int p = g->port_start[v]; p < g->port_start[v + 1]; p++) {
+            if (ev->port_send_us[p] < 0)
+                continue;
+            int k = p - g->port_start[v];
+            size_t len = strlen(g->node_name[v]) + 16;
+            char *name = malloc(len);
+            if (!name) {
+                free(seen);
+                return -1;
+            }
+            snprintf(name, len, "%s:%d", g->node_name[v], k);
+            json_t *e = simulate_trace_span(name, "transfer", ev->port_send_us[p],
+                                            ev->port_arrive_us[p], op_device[v], 1);
+            free(name);
+            json_t *to = simulate_trace_destinations(g, op_device, v, k, seen, p, n_devices);
+            double bytes = g->port_bytes[p];
+            json_t *size = bytes == trunc(bytes) && fabs(bytes) < 9007199254740992.0
+                               ? json_integer((json_int_t)bytes)
+                               : json_real(bytes);
+            if (e)
+                json_object_set_new(e, "args", json_pack("{s:o, s:o}", "bytes", size, "to", to));
+            else {
+                json_decref(size);
+                json_decref(to);
+            }
+            json_array_append_new(events, e);
+        }
+    }
+    free(seen);
+    return 0;
+}
+
+/* The trace: names, one event per op on its device's compute thread, one per transfer. */
 static json_t *simulate_trace_json(const pb_graph *g, const int *op_device, int n_devices,
                                    const pb_eval *ev)
 {
     json_t *events = json_array();
-    for (int d = 0; d < n_devices; d++) {
-        char name[64];
-        snprintf(name, sizeof name, "/device:GPU:%d", d);
-        json_array_append_new(events,
-                              json_pack("{s:s, s:s, s:i, s:i, s:{s:s}}", "name", "process_name",
-                                        "ph", "M", "pid", d, "tid", 0, "args", "name", name));
-        json_array_append_new(events,
-                              json_pack("{s:s, s:s, s:i, s:i, s:{s:s}}", "name", "thread_name",
-                                        "ph", "M", "pid", d, "tid", 0, "args", "name", "compute"));
-    }
+    if (!events)
+        return NULL;
+    simulate_trace_names(events, n_devices);
     for (int v = 0; v < g->n_nodes; v++) {
-        json_t *e =
-            json_pack("{s:s, s:s, s:s, s:f, s:f, s:i, s:i}", "name", g->node_name[v], "cat", "op",
-                      "ph", "X", "ts", ev->node_start_us[v], "dur",
-                      ev->node_end_us[v] - ev->node_start_us[v], "pid", op_device[v], "tid", 0);
+        json_t *e = simulate_trace_span(g->node_name[v], "op", ev->node_start_us[v],
+                                        ev->node_end_us[v], op_device[v], 0);
         if (e && g->group_of)
             json_object_set_new(e, "args",
                                 json_pack("{s:s}", "group", g->grouped->node_name[g->group_of[v]]));
         json_array_append_new(events, e);
+    }
+    if (simulate_trace_transfers(events, g, op_device, n_devices, ev) != 0) {
+        json_decref(events);
+        return NULL;
     }
     return json_pack("{s:o, s:s}", "traceEvents", events, "displayTimeUnit", "ns");
 }
@@ -380,7 +474,7 @@ static int simulate_run(const simulate_args *a, const pb_graph *g, const simulat
     if (rc == PB_OK)
         rc = simulate_op_strategy(g, p, op_device, &ops, &err);
     if (rc == PB_OK)
-        rc = cli_sim_result_init(&r, n_devices, g->n_nodes, 1, &err);
+        rc = cli_sim_result_init(&r, n_devices, g, a->trace != NULL, &err);
     if (rc == PB_OK)
         rc = cli_sim_open(&s, l, "placeto", g, c, &err);
     if (rc == PB_OK)

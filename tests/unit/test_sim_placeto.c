@@ -37,12 +37,14 @@ typedef struct test_edge {
     int port;
 } test_edge;
 
-/* What one evaluation returns, with room for TEST_MAX ops and devices. */
+/* What one evaluation returns, with room for TEST_MAX ops, output ports and devices. */
 typedef struct test_result {
     double step;
     int feasible;
+    long long events;
     double peak[TEST_MAX], busy[TEST_MAX], link[TEST_MAX];
     double start[TEST_MAX], end[TEST_MAX];
+    double send[TEST_MAX], arrive[TEST_MAX]; /* per output port, in node order */
 } test_result;
 
 static int test_setup(void **state)
@@ -120,6 +122,7 @@ static int test_eval_on(test_sim *s, const pb_graph *g, const pb_cluster *c, con
     if (s->ops->prepare(s->instance, g, c, &prep, err) != PB_OK)
         return PB_ERR;
     memset(r, 0, sizeof *r);
+    assert_true(g->n_nodes <= TEST_MAX && g->port_start[g->n_nodes] <= TEST_MAX);
     pb_strategy st;
     pb_strategy_placement(&st, g->n_nodes, (int *)placement);
     pb_eval ev = {.struct_size = sizeof ev,
@@ -127,10 +130,13 @@ static int test_eval_on(test_sim *s, const pb_graph *g, const pb_cluster *c, con
                   .busy_us = r->busy,
                   .link_busy_us = r->link,
                   .node_start_us = r->start,
-                  .node_end_us = r->end};
+                  .node_end_us = r->end,
+                  .port_send_us = r->send,
+                  .port_arrive_us = r->arrive};
     int rc = s->ops->evaluate(prep, &st, &ev, err);
     r->step = ev.step_time_us;
     r->feasible = ev.feasible;
+    r->events = ev.n_events;
     s->ops->release(prep);
     return rc;
 }
@@ -178,6 +184,17 @@ static void test_spec_case1(void **state)
     /* busy = sum of costs per device; each bus sent one transfer: 10+25 and 5+25. */
     assert_true(r.busy[0] == 35.0 && r.busy[1] == 30.0);
     assert_true(r.link[0] == 35.0 && r.link[1] == 30.0);
+    /* Ports in node order: A 0, B 1, C 2, D 3.  bus0 sends A's port from 10 to 20; bus1 C's
+     * from 50 to 55; B and D feed only their own device, so they are never sent. */
+    assert_true(r.send[0] == 10.0 && r.arrive[0] == 20.0);
+    assert_true(r.send[1] == -1.0 && r.arrive[1] == -1.0);
+    assert_true(r.send[2] == 50.0 && r.arrive[2] == 55.0);
+    assert_true(r.send[3] == -1.0 && r.arrive[3] == -1.0);
+    /* The table's rows, one event each: run_dev GPU0 at 0; release (A,B) and run_bus bus0 at 10;
+     * run_dev GPU0 at 15.7; release (A,C) and run_dev GPU1 at 20; release (B,D) at 35.7; idle
+     * wake-ups at 41.4 and 45; run_bus bus1 at 50; release (C,D) and run_dev GPU0 at 55; idle
+     * wake-ups at 55.7, 65.7 and 80: 15 events. */
+    assert_int_equal(r.events, 15);
     graph_free(g);
 }
 
@@ -197,6 +214,11 @@ static void test_spec_case2(void **state)
     assert_true(r.peak[0] == 129200.0);
     assert_true(r.peak[1] == 0.0);
     assert_true(r.link[0] == 0.0 && r.link[1] == 0.0);
+    for (int k = 0; k < 4; k++)
+        assert_true(r.send[k] == -1.0 && r.arrive[k] == -1.0);
+    /* run_dev at 0 (A); releases (A,B), (A,C) at 10; run_dev at 15.7 (B); release (B,D) at 35.7;
+     * run_dev at 41.4 (C); release (C,D) at 71.4; run_dev at 77.1 (D); idle wake-up at 87.8. */
+    assert_int_equal(r.events, 9);
     graph_free(g);
 }
 
@@ -217,6 +239,12 @@ static void test_spec_case3(void **state)
     assert_true(r.peak[0] == 76000.0);
     assert_true(r.peak[1] == 53200.0);
     assert_true(r.link[0] == 35.0 && r.link[1] == 0.0);
+    assert_true(r.send[0] == 10.0 && r.arrive[0] == 20.0);
+    assert_true(r.send[1] == -1.0 && r.send[2] == -1.0 && r.send[3] == -1.0);
+    /* run_dev GPU0 at 0; run_bus bus0 at 10; idle GPU0 at 15.7; releases (A,B), (A,C) and
+     * run_dev GPU1 at 20 (B); release (B,D) at 40; idle bus0 at 45; run_dev GPU1 at 45.7 (C);
+     * release (C,D) at 75.7; run_dev GPU1 at 81.4 (D); idle GPU1 at 92.1. */
+    assert_int_equal(r.events, 12);
     graph_free(g);
 }
 
@@ -250,14 +278,24 @@ static void test_repeated_evaluations(void **state)
     assert_int_equal(s->ops->prepare(s->instance, g, c, &prep, &err), PB_OK);
     static const int pls[3][4] = {{0, 0, 1, 0}, {0, 0, 0, 0}, {0, 1, 1, 1}};
     static const double steps[3] = {80.0, 87.80000000000001, 92.10000000000001};
+    static const long long events[3] = {15, 9, 12};
+    /* Send times of C's port (sent only in case 1) and A's port (cases 1 and 3). */
+    static const double send_c[3] = {50.0, -1.0, -1.0}, send_a[3] = {10.0, -1.0, 10.0};
     for (int round = 0; round < 7; round++) {
         int k = round % 3;
-        double peak[2];
+        double peak[2], send[4], arrive[4];
         pb_strategy st;
         pb_strategy_placement(&st, 4, (int *)pls[k]);
         pb_eval ev = {.struct_size = sizeof ev, .peak_mem_bytes = peak};
+        if (round >= 3) { /* transfer times asked for in later rounds only */
+            ev.port_send_us = send;
+            ev.port_arrive_us = arrive;
+        }
         assert_int_equal(s->ops->evaluate(prep, &st, &ev, &err), PB_OK);
         assert_true(ev.step_time_us == steps[k]);
+        assert_int_equal(ev.n_events, events[k]);
+        if (round >= 3)
+            assert_true(send[0] == send_a[k] && send[2] == send_c[k] && send[1] == -1.0);
     }
     s->ops->release(prep);
     cluster_free(c);
@@ -285,6 +323,10 @@ static void test_zero_cost(void **state)
     assert_true(r.start[1] == 0.0);
     assert_true(r.step == 10.0 + 5.7);
     assert_true(r.peak[0] == 150.0);
+    /* run_dev (Z), release (Z,Y), run_dev (Y) at 0 (Z's wake-up at 0 is still pending when Y is
+     * released, so it runs Y), idle wake-up at 15.7. */
+    assert_int_equal(r.events, 4);
+    assert_true(r.send[0] == -1.0 && r.send[1] == -1.0);
     graph_free(g);
 }
 
@@ -308,6 +350,9 @@ static void test_chain_one_device(void **state)
     assert_true(r.busy[0] == 4.0 && r.busy[1] == 0.0 && r.busy[2] == 0.0);
     /* No output bytes anywhere: nothing allocated. */
     assert_true(r.peak[0] == 0.0);
+    /* run_dev at 0 (A); release (A,Z) at 1; run_dev at 6.7 (Z); release (Z,C) and run_dev (C) at
+     * 6.7; idle wake-up at 15.4. */
+    assert_int_equal(r.events, 6);
     graph_free(g);
 }
 
@@ -320,6 +365,7 @@ static void test_empty_graph(void **state)
     assert_true(r.step == 0.0);
     assert_true(r.peak[0] == 0.0 && r.peak[1] == 0.0);
     assert_int_equal(r.feasible, 1);
+    assert_int_equal(r.events, 0);
     graph_free(g);
 }
 
@@ -345,6 +391,12 @@ static void test_multi_port(void **state)
     assert_true(r.step == 63.0);
     assert_true(r.link[0] == (2.0 + 25.0) + (1.0 + 25.0));
     assert_true(r.peak[0] == 22800.0 && r.peak[1] == 0.0);
+    assert_true(r.send[1] == 10.0 && r.arrive[1] == 12.0);
+    assert_true(r.send[0] == 37.0 && r.arrive[0] == 38.0);
+    /* run_dev GPU0 at 0; run_bus at 10; release (P,X) and run_dev GPU1 at 12; idle GPU0 at
+     * 15.7; idle GPU1 at 22.7; run_bus at 37; release (P,Y) and run_dev GPU1 at 38; idle GPU1 at
+     * 48.7; idle bus0 at 63. */
+    assert_int_equal(r.events, 11);
     graph_free(g);
 }
 
@@ -383,6 +435,10 @@ static void test_multicast(void **state)
     assert_true(r.start[1] == 20.0 && r.start[2] == 20.0);
     assert_true(r.step == 45.0);
     assert_true(r.link[0] == 35.0);
+    assert_true(r.send[0] == 10.0 && r.arrive[0] == 20.0);
+    /* run_dev GPU0 at 0; run_bus at 10; idle GPU0 at 15.7; releases (P,X), (P,Y) and run_dev
+     * GPU1, GPU2 at 20; idle GPU1, GPU2 at 30.7; idle bus0 at 45. */
+    assert_int_equal(r.events, 10);
     graph_free(g);
 }
 
@@ -464,6 +520,83 @@ static void test_bus_push_back(void **state)
     assert_true(r.start[3] == b_end + 1.0);
     assert_true(r.step == (b_end + 1.0) + 25.0);
     assert_true(r.link[0] == (10.0 + 25.0) + (1.0 + 25.0));
+    assert_true(r.send[0] == 10.0 && r.arrive[0] == 20.0);
+    assert_true(r.send[1] == b_end && r.arrive[1] == b_end + 1.0);
+    /* run_dev GPU0 at 0; release (A,B) and run_bus at 10; run_dev GPU0 at 15.7 (B); release
+     * (A,C) and run_dev GPU1 at 20; idle GPU1 at 26.7; bus0 at 45 (pushed back); bus0 at 45.7;
+     * release (B,D) and run_dev GPU1 at 46.7; idle GPU0 at 51.4, GPU1 at 53.4, bus0 at 71.7. */
+    assert_int_equal(r.events, 14);
+    graph_free(g);
+}
+
+/*
+ * A bus that goes idle and is used again.  A (10 µs, 7600 B = 1 µs) on GPU0 feeds X (1 µs) on
+ * GPU1 and B (20 µs) on GPU0; B feeds C (5 µs, 15200 B = 2 µs) on GPU0, which feeds Y (1 µs) on
+ * GPU1.  bus0 sends A's port 10-11 and rests until 36, before C starts at
+ * ((10+5.7)+20)+5.7 = 41.4: its idle wake-up at 36 pops, and C's port goes out when C ends.
+ * Events: run_dev GPU0 at 0; release (A,B) and run_bus at 10; release (A,X) and run_dev GPU1 at
+ * 11 (X); run_dev GPU0 at 15.7 (B); idle GPU1 at 17.7; release (B,C) at 35.7; idle bus0 at 36;
+ * run_dev GPU0 at 41.4 (C); run_bus at 46.4; release (C,Y) and run_dev GPU1 at 48.4 (Y); idle
+ * GPU0 at 52.1, GPU1 at 55.1 and bus0 at 73.4: 16.
+ */
+static void test_bus_idle_then_reused(void **state)
+{
+    static const test_node nodes[] = {{"A", 10, 1, {7600}},
+                                      {"X", 1, 0, {0}},
+                                      {"B", 20, 1, {0}},
+                                      {"C", 5, 1, {15200}},
+                                      {"Y", 1, 0, {0}}};
+    static const test_edge edges[] = {{"A", "X", 0}, {"A", "B", 0}, {"B", "C", 0}, {"C", "Y", 0}};
+    pb_graph *g = test_graph(nodes, 5, edges, 4);
+    test_result r;
+    static const int pl[] = {0, 1, 0, 0, 1};
+    test_eval(*state, g, 2, pl, &r);
+    double c_start = ((10.0 + 5.7) + 20.0) + 5.7, c_end = c_start + 5.0;
+    assert_true(r.start[3] == c_start);
+    assert_true(r.send[0] == 10.0 && r.arrive[0] == 11.0);
+    assert_true(r.send[1] == -1.0 && r.arrive[1] == -1.0);
+    assert_true(r.send[2] == c_end && r.arrive[2] == c_end + 2.0);
+    assert_true(r.start[4] == c_end + 2.0);
+    assert_true(r.step == (c_end + 2.0) + 25.0);
+    assert_true(r.link[0] == (1.0 + 25.0) + (2.0 + 25.0));
+    assert_int_equal(r.events, 16);
+    graph_free(g);
+}
+
+/*
+ * Idle wake-ups at the current time.  All ops cost 0 and all ports hold 0 bytes, so everything
+ * happens at t = 0 and only the buses' delta2 passes time.
+ * (a) W on GPU1, X on GPU2 feeds Y on GPU1.  GPU1 runs W and its wake-up (0, GPU1) pops idle
+ * before (0, GPU2); GPU2 runs X, bus2 sends at 0, (X,Y) is released at 0 and GPU1 is woken by a
+ * new event.  Events: run_dev GPU1, idle GPU1, run_dev GPU2, run_bus bus2, release (X,Y),
+ * run_dev GPU1 (Y), idle GPU1, idle GPU2, all at 0; idle bus2 at 25: 9.
+ * (b) V on GPU2 feeds X on GPU1, which feeds Y on GPU2.  GPU2 runs V; bus2 and the release (V,X)
+ * come before GPU2's wake-up (0, GPU2), and so do GPU1 running X, bus1 and the release (X,Y): Y is
+ * queued while that wake-up is still pending, and it runs Y.  Events: run_dev GPU2, run_bus
+ * bus2, release (V,X), run_dev GPU1, run_bus bus1, release (X,Y), idle GPU1, run_dev GPU2 (Y),
+ * idle GPU2, all at 0; idle bus1 and bus2 at 25: 11.
+ */
+static void test_events_wake_up_ties(void **state)
+{
+    static const test_node nodes_a[] = {{"W", 0, 0, {0}}, {"X", 0, 1, {0}}, {"Y", 0, 0, {0}}};
+    static const test_edge edges_a[] = {{"X", "Y", 0}};
+    pb_graph *g = test_graph(nodes_a, 3, edges_a, 1);
+    test_result r;
+    static const int pl_a[] = {1, 2, 1};
+    test_eval(*state, g, 3, pl_a, &r);
+    assert_true(r.start[2] == 0.0 && r.step == 25.0);
+    assert_true(r.send[0] == 0.0 && r.arrive[0] == 0.0);
+    assert_int_equal(r.events, 9);
+    graph_free(g);
+
+    static const test_node nodes_b[] = {{"V", 0, 1, {0}}, {"X", 0, 1, {0}}, {"Y", 0, 0, {0}}};
+    static const test_edge edges_b[] = {{"V", "X", 0}, {"X", "Y", 0}};
+    g = test_graph(nodes_b, 3, edges_b, 2);
+    static const int pl_b[] = {2, 1, 2};
+    test_eval(*state, g, 3, pl_b, &r);
+    assert_true(r.start[2] == 0.0 && r.step == 25.0);
+    assert_true(r.send[0] == 0.0 && r.send[1] == 0.0);
+    assert_int_equal(r.events, 11);
     graph_free(g);
 }
 
@@ -590,6 +723,9 @@ static void test_reference_case(test_sim *s, const char *dir, const char *name)
         if (peak[d] != json_number_value(json_array_get(peaks, (size_t)d)))
             fail_msg("%s: peak[%d] %.17g, reference %.17g", name, d, peak[d],
                      json_number_value(json_array_get(peaks, (size_t)d)));
+    long long want_events = (long long)json_integer_value(json_object_get(root, "n_events"));
+    if (ev.n_events != want_events)
+        fail_msg("%s: %lld events, reference %lld", name, ev.n_events, want_events);
     json_t *starts = json_object_get(root, "start_us");
     for (int v = 0; v < g->n_nodes; v++) {
         double ref = json_number_value(json_object_get(starts, g->node_name[v]));
@@ -648,6 +784,8 @@ int main(void)
         cmocka_unit_test(test_tie_fifo),
         cmocka_unit_test(test_tie_device_names),
         cmocka_unit_test(test_bus_push_back),
+        cmocka_unit_test(test_bus_idle_then_reused),
+        cmocka_unit_test(test_events_wake_up_ties),
         cmocka_unit_test(test_feasible),
         cmocka_unit_test(test_cluster_parameters),
         cmocka_unit_test(test_errors),

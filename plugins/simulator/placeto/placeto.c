@@ -82,11 +82,15 @@ typedef struct placeto_prepared {
     double *dev_rest, *bus_rest;          /* [n_devices] wake-up time while resting */
     placeto_event *heap;                  /* [n_edges + 2 n_devices] */
     int heap_n;
-    uint32_t *port_mark; /* [n_ports] == mark: port already queued on the bus in this run */
+    long long n_idle; /* idle wake-ups of the reference folded in so far ("Event count" below) */
+    long long n_bus_pops; /* bus wake-ups popped from the heap so far */
+    uint32_t *port_mark;  /* [n_ports] == mark: port already queued on the bus in this run */
     uint32_t mark;
+    double *port_send;   /* [n_ports] when the bus started sending the port (valid when marked) */
     double *start, *end; /* [n_ops] */
     int *run_order;      /* [n_ops] ops in the order they started */
     int n_run;
+    int *dev_run; /* [n_devices] 1 + position in run_order of the device's latest op, 0 if none */
     placeto_memev *alloc_ev, *free_ev, *free_tmp;       /* [n_ops] memory sweep, any sizes */
     double *alloc_t;                                    /* [n_ops] memory sweep, integer sizes */
     int *alloc_op, *alloc_index, *bucket, *bucket_next; /* [n_ops] */
@@ -169,19 +173,49 @@ static inline placeto_event placeto_pop(placeto_prepared *p)
  * before it, or goes straight to PLACETO_IDLE when work arrives after it.  The heap then holds
  * exactly the events of the reference that do something, in the same order; the noted times of
  * resources still resting at the end enter run_time.
+ *
+ * Event count.  pb_eval.n_events is the number of events the reference pops from its heap: the
+ * events popped here plus the idle wake-ups folded in, one for every rest that ends without its
+ * wake-up being pushed (work arrived after it, or it is still resting at the end).  Both the
+ * initial wake-ups of source devices and the extra bus wake-ups of run_bus's push-back branch
+ * are popped events and count; the memory sweep is not an event.  Graphs are acyclic, so every
+ * op runs: the heap pops one run_dev per op, one remove_dependency per edge and the counted bus
+ * wake-ups, and the main loop needs no counter of its own.
  */
 enum { PLACETO_IDLE = 0, PLACETO_RESTING = 1, PLACETO_WAKING = 2 };
 
+/*
+ * Whether the reference's wake-up (t, run_dev, d) of a device resting until exactly the current
+ * time t has already popped (idle) when a release at t makes d ready.  It was queued when d last
+ * ran, and a release sorts before it, so it has popped only if some event sorting after it popped
+ * at time t since then.  Releases and bus wake-ups sort before every run_dev, and the first event
+ * that does something after an idle wake-up of another device was already queued, so sorts after
+ * that one: it suffices to look for a device sorting after d whose latest op started at t after
+ * d's latest op.  Rare (zero-cost ops and exact ties), so a scan over the devices.
+ */
+static int placeto_rest_popped(const placeto_prepared *p, int d, double t)
+{
+    for (int d2 = 0; d2 < p->n_devices; d2++)
+        if (p->dev_key[d2] > p->dev_key[d] && p->dev_run[d2] > p->dev_run[d] &&
+            p->start[p->run_order[p->dev_run[d2] - 1]] == t)
+            return 1;
+    return 0;
+}
+
 /* add_to_dev_queue for a device, at the time t of a remove_dependency (or the start): a
- * wake-up at the resting time t_rest >= t is still pending in the reference, since releases
- * sort before run_dev at equal times; one before t has already popped. */
+ * wake-up at the resting time t_rest > t is still pending in the reference, since releases
+ * sort before run_dev at equal times; one before t has already popped, one at t may have
+ * (placeto_rest_popped).  Either way the device wakes at max(t_rest, t). */
 static inline void placeto_ready(placeto_prepared *p, double t, int op)
 {
     int d = p->dev[op];
     p->dq[p->dq_tail[d]++] = op;
     if (p->dev_state[d] == PLACETO_WAKING)
         return;
-    double wake = p->dev_state[d] == PLACETO_RESTING && p->dev_rest[d] >= t ? p->dev_rest[d] : t;
+    int resting = p->dev_state[d] == PLACETO_RESTING;
+    double rest = p->dev_rest[d];
+    p->n_idle += resting && (rest < t || (rest == t && placeto_rest_popped(p, d, t)));
+    double wake = resting && rest >= t ? rest : t;
     p->dev_state[d] = PLACETO_WAKING;
     placeto_push(p, wake, p->dev_key[d]);
 }
@@ -192,7 +226,9 @@ static inline void placeto_ready_bus(placeto_prepared *p, double t, int b, doubl
 {
     if (p->bus_state[b] == PLACETO_WAKING)
         return;
-    double wake = p->bus_state[b] == PLACETO_RESTING && p->bus_rest[b] > t ? p->bus_rest[b] : ready;
+    int resting = p->bus_state[b] == PLACETO_RESTING;
+    p->n_idle += resting && p->bus_rest[b] <= t;
+    double wake = resting && p->bus_rest[b] > t ? p->bus_rest[b] : ready;
     p->bus_state[b] = PLACETO_WAKING;
     placeto_push(p, wake, p->bus_key[b]);
 }
@@ -208,6 +244,7 @@ static void placeto_run_dev(placeto_prepared *p, double t, int d)
     p->start[n] = t;
     p->end[n] = end;
     p->run_order[p->n_run++] = n;
+    p->dev_run[d] = p->n_run;
     p->busy[d] += cost;
     double wake = cost != 0 ? end + p->delta1 : end;
     if (p->dq_head[d] < p->dq_tail[d]) {
@@ -233,9 +270,11 @@ static void placeto_run_dev(placeto_prepared *p, double t, int d)
 
 /* run_bus: send the head transfer of bus b if its producer has finished (else wake again when it
  * does); the data reaches every remote child of the port at t + delay, the bus is free again
- * delta2 later. */
+ * delta2 later.  The send time is noted unconditionally: a store is cheaper than asking whether
+ * the caller wants transfer times. */
 static void placeto_run_bus(placeto_prepared *p, double t, int b)
 {
+    p->n_bus_pops++;
     int port = p->bq[p->bq_head[b]];
     int n = p->port_owner[port];
     if (p->end[n] > t) {
@@ -243,6 +282,7 @@ static void placeto_run_bus(placeto_prepared *p, double t, int b)
         return;
     }
     p->bq_head[b]++;
+    p->port_send[port] = t;
     double delay = p->port_delay[port];
     double arrive = t + delay;
     const int *dev = p->dev;
@@ -259,8 +299,9 @@ static void placeto_run_bus(placeto_prepared *p, double t, int b)
     p->link_busy[b] += delay + p->delta2;
 }
 
-/* The main loop; returns the reference's run_time, the largest time of any event it pops. */
-static double placeto_run(placeto_prepared *p)
+/* The main loop; returns the reference's run_time, the largest time of any event it pops, and
+ * in *n_events the number of events it pops (see "Event count" above). */
+static double placeto_run(placeto_prepared *p, long long *n_events)
 {
     for (int i = 0; i < p->n_sources; i++)
         placeto_ready(p, p->init_offset, p->sources[i]);
@@ -284,12 +325,18 @@ static double placeto_run(placeto_prepared *p)
             break;
         }
     }
+    long long idle = p->n_idle;
     for (int d = 0; d < p->n_devices; d++) {
-        if (p->dev_state[d] == PLACETO_RESTING && p->dev_rest[d] > run_time)
-            run_time = p->dev_rest[d];
-        if (p->bus_state[d] == PLACETO_RESTING && p->bus_rest[d] > run_time)
-            run_time = p->bus_rest[d];
+        if (p->dev_state[d] == PLACETO_RESTING) {
+            idle++;
+            run_time = p->dev_rest[d] > run_time ? p->dev_rest[d] : run_time;
+        }
+        if (p->bus_state[d] == PLACETO_RESTING) {
+            idle++;
+            run_time = p->bus_rest[d] > run_time ? p->bus_rest[d] : run_time;
+        }
     }
+    *n_events = (long long)p->n_run + p->n_edges + p->n_bus_pops + idle;
     return run_time;
 }
 
@@ -480,6 +527,7 @@ static int placeto_begin(placeto_prepared *p, const pb_strategy *s, pb_error *er
         p->dq_head[d] = p->bq_head[d] = 0;
         p->dev_state[d] = p->bus_state[d] = PLACETO_IDLE;
         p->busy[d] = p->link_busy[d] = 0;
+        p->dev_run[d] = 0;
     }
     const int *dev = s->device;
     for (int v = 0; v < p->n_ops; v++) {
@@ -505,6 +553,8 @@ static int placeto_begin(placeto_prepared *p, const pb_strategy *s, pb_error *er
     }
     p->dev = dev;
     p->heap_n = 0;
+    p->n_idle = 0;
+    p->n_bus_pops = 0;
     p->n_run = 0;
     return PB_OK;
 }
@@ -515,6 +565,20 @@ static void placeto_copy(double *dst, const double *src, int n)
         memcpy(dst, src, (size_t)n * sizeof(double));
 }
 
+/* Transfer times of the latest run: a port queued on a bus (marked) was sent before the run
+ * ended; arrivals are recomputed as run_bus computed them (t + delay), so they are the same
+ * doubles. */
+static void placeto_copy_transfers(const placeto_prepared *p, double *send, double *arrive)
+{
+    for (int k = 0; k < p->n_ports; k++) {
+        int sent = p->port_mark[k] == p->mark;
+        if (send)
+            send[k] = sent ? p->port_send[k] : -1;
+        if (arrive)
+            arrive[k] = sent ? p->port_send[k] + p->port_delay[k] : -1;
+    }
+}
+
 static int placeto_evaluate(void *prepared, const pb_strategy *s, pb_eval *out, pb_error *err)
 {
     placeto_prepared *p = prepared;
@@ -523,9 +587,11 @@ static int placeto_evaluate(void *prepared, const pb_strategy *s, pb_eval *out, 
                          sizeof(pb_eval));
     if (placeto_begin(p, s, err) != PB_OK)
         return PB_ERR;
-    double run_time = placeto_run(p);
+    long long n_events = 0;
+    double run_time = placeto_run(p, &n_events);
     placeto_memory(p);
     out->step_time_us = run_time;
+    out->n_events = n_events;
     out->feasible = 1;
     for (int d = 0; d < p->n_devices; d++)
         if (p->mem_limit[d] > 0 && p->peak[d] > p->mem_limit[d])
@@ -535,6 +601,8 @@ static int placeto_evaluate(void *prepared, const pb_strategy *s, pb_eval *out, 
     placeto_copy(out->link_busy_us, p->link_busy, p->n_devices);
     placeto_copy(out->node_start_us, p->start, p->n_ops);
     placeto_copy(out->node_end_us, p->end, p->n_ops);
+    if (out->port_send_us || out->port_arrive_us)
+        placeto_copy_transfers(p, out->port_send_us, out->port_arrive_us);
     out->throughput = 0;
     out->monetary_cost = 0;
     return PB_OK;
@@ -585,9 +653,11 @@ static size_t placeto_layout(placeto_prepared *p, char *base, size_t name_bytes)
     PLACETO_CARVE(bus_rest, nd);
     PLACETO_CARVE(heap, (size_t)m + 2 * (size_t)nd);
     PLACETO_CARVE(port_mark, np);
+    PLACETO_CARVE(port_send, np);
     PLACETO_CARVE(start, n);
     PLACETO_CARVE(end, n);
     PLACETO_CARVE(run_order, n);
+    PLACETO_CARVE(dev_run, nd);
     PLACETO_CARVE(alloc_ev, n);
     PLACETO_CARVE(free_ev, n);
     PLACETO_CARVE(free_tmp, n);
