@@ -78,10 +78,13 @@ static int config_scan_push(config_scan *s, int kind, int line, const char *text
     return PB_OK;
 }
 
-/* Lua counts "\n", "\r" and "\r\n" as one line break each. */
-static int config_scan_is_newline(const char *s, size_t len, size_t i)
+/* Length of the line break at s[i], 0 when none starts there: Lua counts "\n", "\r", "\r\n" and
+ * "\n\r" as one line break each (llex.c, inclinenumber). */
+static size_t config_scan_newline(const char *s, size_t len, size_t i)
 {
-    return s[i] == '\n' || (s[i] == '\r' && (i + 1 >= len || s[i + 1] != '\n'));
+    if (s[i] != '\n' && s[i] != '\r')
+        return 0;
+    return i + 1 < len && (s[i + 1] == '\n' || s[i + 1] == '\r') && s[i + 1] != s[i] ? 2 : 1;
 }
 
 /* Level of the long bracket opening at s[i] ("[[" is 0, "[==[" is 2), or -1 when none does. */
@@ -104,7 +107,7 @@ static void config_scan_long_skip(const char *s, size_t len, size_t *i, int leve
 {
     size_t j = *i + (size_t)level + 2;
     *body = j;
-    for (; j < len; j++) {
+    while (j < len) {
         if (s[j] == ']') {
             size_t k = j + 1;
             int eq = 0;
@@ -118,8 +121,9 @@ static void config_scan_long_skip(const char *s, size_t len, size_t *i, int leve
                 return;
             }
         }
-        if (config_scan_is_newline(s, len, j))
-            (*line)++;
+        size_t nl = config_scan_newline(s, len, j);
+        *line += nl > 0;
+        j += nl ? nl : 1;
     }
     *body_len = j - *body;
     *i = len;
@@ -133,12 +137,13 @@ static void config_scan_quoted(const char *s, size_t len, size_t *i, int *line, 
     size_t j = *i + 1;
     *body = j;
     while (j < len && s[j] != q && s[j] != '\n' && s[j] != '\r') {
-        if (s[j] == '\\' && j + 1 < len) {
+        if (s[j] != '\\' || j + 1 >= len) {
             j++;
-            if (config_scan_is_newline(s, len, j))
-                (*line)++;
+            continue;
         }
-        j++;
+        size_t nl = config_scan_newline(s, len, j + 1); /* an escaped line break is in the string */
+        *line += nl > 0;
+        j += 1 + (nl ? nl : 1);
     }
     *body_len = j - *body;
     *i = j < len && s[j] == q ? j + 1 : j; /* an unterminated string is Lua's error to report */
@@ -201,9 +206,10 @@ static int config_scan_source(const char *s, size_t len, config_scan *out)
         while (i < len && s[i] != '\n' && s[i] != '\r')
             i++;
     while (i < len) {
-        if (config_scan_is_newline(s, len, i)) {
+        size_t nl = config_scan_newline(s, len, i);
+        if (nl) {
             line++;
-            i++;
+            i += nl;
         } else if (isspace((unsigned char)s[i])) {
             i++;
         } else if (config_scan_token(s, len, &i, &line, out)) {

@@ -3,6 +3,7 @@
 
 #include "strmap.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,6 +104,12 @@ static int graph_check_number(const char *node, const char *field, double v, pb_
     return PB_OK;
 }
 
+/* 0.0 for -0.0 (which passes the >= 0 checks): equal graphs must get equal checksums. */
+static double graph_positive_zero(double v)
+{
+    return v == 0 ? 0.0 : v;
+}
+
 static int graph_group_index(graph_builder *b, const char *group)
 {
     int g = strmap_get(&b->groups, group);
@@ -122,6 +129,8 @@ int graph_add_node(graph_builder *b, const char *name, const graph_node_attrs *a
         return pb_errorf(err, "node %d has an empty name", b->n_nodes);
     if (strmap_get(&b->names, name) >= 0)
         return pb_errorf(err, "duplicate node id '%s'", name);
+    if (a->group && !*a->group) /* it would name a node of the grouped graph */
+        return pb_errorf(err, "node '%s' has an empty group name", name);
     if (graph_check_number(name, "cost", a->cost_us, err) ||
         graph_check_number(name, "flops", a->flops, err) ||
         graph_check_number(name, "bytes", a->bytes_accessed, err) ||
@@ -136,17 +145,17 @@ int graph_add_node(graph_builder *b, const char *name, const graph_node_attrs *a
     memset(n, 0, sizeof *n);
     n->name = strdup(name);
     n->type = strdup(a->type ? a->type : "");
-    n->cost_us = a->cost_us;
-    n->flops = a->flops;
-    n->bytes_accessed = a->bytes_accessed;
-    n->param_bytes = a->param_bytes;
+    n->cost_us = graph_positive_zero(a->cost_us);
+    n->flops = graph_positive_zero(a->flops);
+    n->bytes_accessed = graph_positive_zero(a->bytes_accessed);
+    n->param_bytes = graph_positive_zero(a->param_bytes);
     n->n_ports = a->n_ports;
     n->colocation = a->colocation;
     n->group = -1;
     if (a->n_ports > 0) {
         n->port_bytes = malloc((size_t)a->n_ports * sizeof(double));
-        if (n->port_bytes)
-            memcpy(n->port_bytes, a->port_bytes, (size_t)a->n_ports * sizeof(double));
+        for (int p = 0; n->port_bytes && p < a->n_ports; p++)
+            n->port_bytes[p] = graph_positive_zero(a->port_bytes[p]);
     }
     if (a->group)
         n->group = graph_group_index(b, a->group);
@@ -179,9 +188,9 @@ int graph_add_edge(graph_builder *b, int src, int dst, int port, pb_error *err)
     if (src == dst)
         return pb_errorf(err, "edge '%s' -> '%s' is a self loop", b->nodes[src].name,
                          b->nodes[dst].name);
-    if (port < 0)
-        return pb_errorf(err, "edge '%s' -> '%s' has negative port %d", b->nodes[src].name,
-                         b->nodes[dst].name, port);
+    if (port < 0 || port > GRAPH_MAX_PORT)
+        return pb_errorf(err, "edge '%s' -> '%s' reads port %d (must be 0..%d)",
+                         b->nodes[src].name, b->nodes[dst].name, port, GRAPH_MAX_PORT);
     char key[32];
     snprintf(key, sizeof key, "%d,%d", src, dst);
     int e = strmap_get(&b->pairs, key);
@@ -415,10 +424,14 @@ static int graph_build_ops(graph_builder *b, graph_owned *o, pb_error *err)
     for (int e = 0; e < m; e++)
         if (b->edges[e].port + 1 > nports[b->edges[e].src])
             nports[b->edges[e].src] = b->edges[e].port + 1;
-    int p = 0;
+    long long p = 0; /* a node has as many ports as its edges read: the sum can pass INT_MAX */
     for (int v = 0; v < n; v++)
         p += nports[v];
-    if (graph_alloc(o, n, m, p)) {
+    if (p > INT_MAX) {
+        free(nports);
+        return pb_errorf(err, "graph has %lld output ports (at most %d)", p, INT_MAX);
+    }
+    if (graph_alloc(o, n, m, (int)p)) {
         free(nports);
         return pb_errorf(err, "out of memory");
     }

@@ -29,7 +29,11 @@ int graph_add_node(graph_builder *b, const char *name, const graph_node_attrs *a
 /* Index of a node added earlier, or -1. */
 int graph_find_node(const graph_builder *b, const char *name);
 int graph_builder_node_count(const graph_builder *b);
-/* Adds src -> dst reading output `port`.  A second edge between the same pair keeps the first
+/* The highest output port an edge may read (ops with more outputs than this do not exist in
+ * practice; the bound keeps a malformed file from allocating gigabytes of empty ports). */
+#define GRAPH_MAX_PORT 65535
+
+/* Adds src -> dst reading output `port` (0..GRAPH_MAX_PORT).  A second edge between the same pair keeps the first
  * edge's position and takes the later port (the Placeto reference's semantics). */
 int graph_add_edge(graph_builder *b, int src, int dst, int port, pb_error *err);
 

@@ -5,6 +5,7 @@
 #include "strmap.h"
 
 #include <jansson.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -192,8 +193,11 @@ int msr_read(const char *path, pb_graph **out, msr_limits *limits, pb_error *err
                                   : pb_errorf(err, "%s: not a JSON object", path);
     if (rc == PB_OK && limits) {
         double v;
-        limits->max_accelerators = msr_number(root, "maxFPGAs", 0, &v) == 0 ? (int)v : 0;
-        limits->max_cpus = msr_number(root, "maxCPUs", 0, &v) == 0 ? (int)v : 0;
+        /* Counts beyond INT_MAX are not machines anyone has: clamp before converting. */
+        limits->max_accelerators =
+            msr_number(root, "maxFPGAs", 0, &v) == 0 ? (int)(v < INT_MAX ? v : INT_MAX) : 0;
+        limits->max_cpus =
+            msr_number(root, "maxCPUs", 0, &v) == 0 ? (int)(v < INT_MAX ? v : INT_MAX) : 0;
         limits->max_accel_memory = msr_number(root, "maxSizePerFPGA", 0, &v) == 0 ? v : 0;
     }
     json_decref(root);

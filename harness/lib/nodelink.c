@@ -128,9 +128,9 @@ static int nodelink_link(graph_builder *b, json_t *link, size_t index, const cha
     int p = 0;
     if (port && !json_is_null(port)) {
         if (!json_is_integer(port) || json_integer_value(port) < 0 ||
-            json_integer_value(port) > 1000000)
-            return pb_errorf(err, "%s: link '%s' -> '%s': 'port' is not a small integer >= 0",
-                             label, src, dst);
+            json_integer_value(port) > GRAPH_MAX_PORT)
+            return pb_errorf(err, "%s: link '%s' -> '%s': 'port' is not an integer in 0..%d",
+                             label, src, dst, GRAPH_MAX_PORT);
         p = (int)json_integer_value(port);
     }
     pb_error inner;
@@ -250,7 +250,7 @@ static char *nodelink_quote_nonfinite(const char *text)
     return out;
 }
 
-/* Node ids quoted in a message may hold line breaks ("\n" in JSON); errors stay one line. */
+/* Node ids and Jansson's excerpts in a message may hold line breaks; errors stay one line. */
 static void nodelink_one_line(pb_error *err)
 {
     for (char *p = err ? err->msg : NULL; p && *p; p++)
@@ -267,9 +267,8 @@ int nodelink_parse(const char *text, const char *label, pb_graph **out, pb_error
         return pb_errorf(err, "%s: out of memory", label);
     json_t *root = json_loads(quoted, 0, &je);
     free(quoted);
-    if (!root)
-        return pb_errorf(err, "%s:%d:%d: %s", label, je.line, je.column, je.text);
-    int rc = nodelink_from_json(root, label, out, err);
+    int rc = root ? nodelink_from_json(root, label, out, err)
+                  : pb_errorf(err, "%s:%d:%d: %s", label, je.line, je.column, je.text);
     json_decref(root);
     if (rc != PB_OK)
         nodelink_one_line(err);

@@ -1,0 +1,5 @@
+return {
+  datasets = "graphs/tiny.json",
+  devices = 2,
+  placer = "random",
+}

@@ -1,0 +1,6 @@
+-- Windows line endings.
+return experiment {
+  datasets = "graphs/tiny.json",
+  devices = { 2, 3 },
+  placer = "random",
+}

@@ -1,0 +1,2 @@
+-- Only the required fields.
+return experiment { datasets = "graphs/tiny.json", devices = 2, placer = "random" }

@@ -1,0 +1,22 @@
+-- A sweep with every kind of axis.
+local budget = 500
+
+return experiment {
+  name = "sweep-test",
+  seed = 42,
+  repeats = 3,
+  datasets = { "graphs/tiny.json" },
+  devices = { 2, 4 },
+  cluster = { "placeto-k80", "tag-testbed" },
+  simulator = "fake",
+  placer = {
+    "single-device",
+    { "random", sim_calls = { 10, 20, 30 }, report_every = 5, greedy = true, rate = 0.25 },
+  },
+  embedding = { "placeto-gnn", hidden = 16 },
+  traversal = { "topo", "lexico" },
+  episodes = 7,
+  sim_calls = budget,
+  timeout = 2.5,
+  plugin_path = { "../plugins", "/opt/placebench/plugins" },
+}
