@@ -2,6 +2,7 @@
 #include "cli.h"
 
 #include "cli_output.h"
+#include "fileio.h"
 #include "gen.h"
 #include "graph.h"
 #include "msr.h"
@@ -221,44 +222,28 @@ static int dataset_set_read(dataset_set *s, const char *path)
     return dataset_set_add(s, g, path);
 }
 
-static int dataset_name_cmp(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* The .json files of a folder, in name order. */
 static int dataset_set_folder(dataset_set *s, const char *dir)
 {
-    DIR *d = opendir(dir);
-    if (!d)
-        return cli_error("%s: cannot open folder: %s", dir, strerror(errno));
-    char **names = NULL;
-    int n = 0, rc = 0;
-    struct dirent *e;
-    while (!rc && (e = readdir(d))) {
-        size_t len = strlen(e->d_name);
-        if (len < 6 || strcmp(e->d_name + len - 5, ".json") != 0)
-            continue;
-        char **grown = realloc(names, (size_t)(n + 1) * sizeof *names);
-        if (!grown || !(grown[n] = malloc(strlen(dir) + len + 2))) {
-            names = grown ? grown : names;
+    char **names;
+    int n, rc = 0;
+    pb_error err;
+    if (fileio_list(dir, ".json", &names, &n, &err))
+        return cli_error("%s", err.msg);
+    if (n == 0)
+        rc = cli_error("%s: no .json graph files in the folder", dir);
+    for (int i = 0; !rc && i < n; i++) {
+        size_t len = strlen(dir) + strlen(names[i]) + 2;
+        char *path = malloc(len);
+        if (!path) {
             rc = cli_error("out of memory");
             break;
         }
-        names = grown;
-        sprintf(names[n++], "%s/%s", dir, e->d_name);
+        snprintf(path, len, "%s/%s", dir, names[i]);
+        rc = dataset_set_read(s, path);
+        free(path);
     }
-    closedir(d);
-    if (!rc && n == 0)
-        rc = cli_error("%s: no .json graph files in the folder", dir);
-    if (!rc)
-        qsort(names, (size_t)n, sizeof *names, dataset_name_cmp);
-    for (int i = 0; i < n; i++) {
-        if (!rc)
-            rc = dataset_set_read(s, names[i]);
-        free(names[i]);
-    }
-    free(names);
+    fileio_list_free(names, n);
     return rc;
 }
 

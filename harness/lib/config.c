@@ -5,6 +5,9 @@
 
 #include "config.h"
 
+#include "array.h"
+#include "fileio.h"
+
 #include "options.h"
 
 #include <lauxlib.h>
@@ -66,14 +69,8 @@ typedef struct config_scan {
 
 static int config_scan_push(config_scan *s, int kind, int line, const char *text, size_t len)
 {
-    if (s->n == s->cap) {
-        int cap = s->cap ? s->cap * 2 : 256;
-        scan_token *t = realloc(s->tok, (size_t)cap * sizeof *t);
-        if (!t)
-            return PB_ERR;
-        s->tok = t;
-        s->cap = cap;
-    }
+    if (array_grow(&s->tok, &s->cap, s->n + 1, sizeof *s->tok))
+        return PB_ERR;
     s->tok[s->n++] = (scan_token){kind, line, text, len};
     return PB_OK;
 }
@@ -1501,33 +1498,11 @@ static int config_eval(config_ctx *c, lua_Integer random_seed, experiment **out)
 
 static int config_read_file(config_ctx *c)
 {
-    FILE *f = fopen(c->path, "rb");
-    if (!f)
-        return pb_errorf(c->err, "%s: cannot open config: %s", c->path, strerror(errno));
-    size_t cap = 4096, len = 0;
-    char *text = malloc(cap);
-    for (size_t got = 1; text && got > 0;) {
-        if (len + 1 == cap) {
-            char *grown = cap < (size_t)CONFIG_MAX_FILE_BYTES ? realloc(text, cap * 2) : NULL;
-            if (!grown) {
-                free(text);
-                text = NULL;
-                break;
-            }
-            text = grown;
-            cap *= 2;
-        }
-        got = fread(text + len, 1, cap - 1 - len, f);
-        len += got;
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (!text || bad) {
-        free(text);
-        return pb_errorf(c->err, "%s: cannot read config (%s)", c->path,
-                         bad ? "read error" : "larger than 16 MB or out of memory");
-    }
-    text[len] = '\0';
+    char *text;
+    size_t len;
+    pb_error inner;
+    if (fileio_read(c->path, CONFIG_MAX_FILE_BYTES, &text, &len, &inner))
+        return pb_errorf(c->err, "%s", inner.msg);
     c->text = text;
     c->len = len;
     return PB_OK;

@@ -1,6 +1,7 @@
 /* graph.c — graph builder, validation, CSR adjacency, grouped-graph derivation and checksums. */
 #include "graph.h"
 
+#include "array.h"
 #include "strmap.h"
 
 #include <limits.h>
@@ -48,21 +49,6 @@ typedef struct graph_owned {
     int *group_of, *colocation;
     struct graph_owned *grouped_owned;
 } graph_owned;
-
-static int graph_grow(void **p, int *cap, int need, size_t elem)
-{
-    if (need <= *cap)
-        return 0;
-    int ncap = *cap ? *cap * 2 : 64;
-    while (ncap < need)
-        ncap *= 2;
-    void *np = realloc(*p, (size_t)ncap * elem);
-    if (!np)
-        return -1;
-    *p = np;
-    *cap = ncap;
-    return 0;
-}
 
 graph_builder *graph_builder_new(const char *name)
 {
@@ -115,7 +101,7 @@ static int graph_group_index(graph_builder *b, const char *group)
     int g = strmap_get(&b->groups, group);
     if (g >= 0)
         return g;
-    if (graph_grow((void **)&b->group_names, &b->cap_groups, b->n_groups + 1, sizeof(char *)))
+    if (array_grow(&b->group_names, &b->cap_groups, b->n_groups + 1, sizeof(char *)))
         return -1;
     b->group_names[b->n_groups] = strdup(group);
     if (!b->group_names[b->n_groups] || strmap_put(&b->groups, group, b->n_groups))
@@ -139,7 +125,7 @@ int graph_add_node(graph_builder *b, const char *name, const graph_node_attrs *a
     for (int p = 0; p < a->n_ports; p++)
         if (graph_check_number(name, "output size", a->port_bytes[p], err))
             return PB_ERR;
-    if (graph_grow((void **)&b->nodes, &b->cap_nodes, b->n_nodes + 1, sizeof(gb_node)))
+    if (array_grow(&b->nodes, &b->cap_nodes, b->n_nodes + 1, sizeof(gb_node)))
         return pb_errorf(err, "out of memory");
     gb_node *n = &b->nodes[b->n_nodes];
     memset(n, 0, sizeof *n);
@@ -189,8 +175,8 @@ int graph_add_edge(graph_builder *b, int src, int dst, int port, pb_error *err)
         return pb_errorf(err, "edge '%s' -> '%s' is a self loop", b->nodes[src].name,
                          b->nodes[dst].name);
     if (port < 0 || port > GRAPH_MAX_PORT)
-        return pb_errorf(err, "edge '%s' -> '%s' reads port %d (must be 0..%d)",
-                         b->nodes[src].name, b->nodes[dst].name, port, GRAPH_MAX_PORT);
+        return pb_errorf(err, "edge '%s' -> '%s' reads port %d (must be 0..%d)", b->nodes[src].name,
+                         b->nodes[dst].name, port, GRAPH_MAX_PORT);
     char key[32];
     snprintf(key, sizeof key, "%d,%d", src, dst);
     int e = strmap_get(&b->pairs, key);
@@ -198,7 +184,7 @@ int graph_add_edge(graph_builder *b, int src, int dst, int port, pb_error *err)
         b->edges[e].port = port;
         return e;
     }
-    if (graph_grow((void **)&b->edges, &b->cap_edges, b->n_edges + 1, sizeof(gb_edge)) ||
+    if (array_grow(&b->edges, &b->cap_edges, b->n_edges + 1, sizeof(gb_edge)) ||
         strmap_put(&b->pairs, key, b->n_edges))
         return pb_errorf(err, "out of memory");
     b->edges[b->n_edges] = (gb_edge){src, dst, port};

@@ -1,9 +1,10 @@
 /* loader.c — plugin discovery and loading through libltdl, with ABI and ops validation. */
 #include "loader.h"
 
+#include "array.h"
+#include "fileio.h"
 #include "options.h"
 
-#include <dirent.h>
 #include <ltdl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,19 +47,6 @@ int loader_kind_from_name(const char *word)
     for (int k = PB_KIND_TRAVERSAL; k <= PB_KIND_PLACER; k++)
         if (strcmp(word, loader_kind_names[k]) == 0)
             return k;
-    return 0;
-}
-
-static int loader_grow(void **p, int *cap, int need, size_t elem)
-{
-    if (need <= *cap)
-        return 0;
-    int ncap = *cap ? *cap * 2 : 16;
-    void *np = realloc(*p, (size_t)ncap * elem);
-    if (!np)
-        return -1;
-    *p = np;
-    *cap = ncap;
     return 0;
 }
 
@@ -233,8 +221,7 @@ static int loader_check_desc(const pb_plugin_desc *d, pb_error *err)
 
 static void loader_reject(loader *l, const char *path, const char *why)
 {
-    if (loader_grow((void **)&l->rejected, &l->cap_rejected, l->n_rejected + 1,
-                    sizeof(loader_rejected)))
+    if (array_grow(&l->rejected, &l->cap_rejected, l->n_rejected + 1, sizeof(loader_rejected)))
         return;
     l->rejected[l->n_rejected].path = strdup(path);
     l->rejected[l->n_rejected].why = strdup(why);
@@ -264,10 +251,8 @@ static int loader_open(loader *l, const char *path, const loader_entry **out, pb
         lt_dlclose(h);
         return pb_errorf(err, "plugin %s %s", path, why.msg);
     }
-    if (loader_grow((void **)&l->modules, &l->cap_modules, l->n_modules + 1,
-                    sizeof(loader_module)) ||
-        loader_grow((void **)&l->entries, &l->cap_entries, l->n_entries + 1,
-                    sizeof(loader_entry *))) {
+    if (array_grow(&l->modules, &l->cap_modules, l->n_modules + 1, sizeof(loader_module)) ||
+        array_grow(&l->entries, &l->cap_entries, l->n_entries + 1, sizeof(loader_entry *))) {
         lt_dlclose(h);
         return pb_errorf(err, "out of memory");
     }
@@ -292,42 +277,22 @@ int loader_open_file(loader *l, const char *path, const loader_entry **out, pb_e
     return rc == PB_OK ? PB_OK : PB_ERR;
 }
 
-static int loader_name_cmp(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* Opens every *.so of one folder in name order; a folder that does not exist is skipped. */
 static void loader_scan_dir(loader *l, const char *dir)
 {
-    DIR *dp = opendir(dir);
-    if (!dp)
+    char **names;
+    int n;
+    pb_error err;
+    if (fileio_list(dir, ".so", &names, &n, &err) != PB_OK)
         return;
-    char **names = NULL;
-    int n = 0, cap = 0;
-    struct dirent *de;
-    while ((de = readdir(dp)) != NULL) {
-        size_t len = strlen(de->d_name);
-        if (len < 4 || strcmp(de->d_name + len - 3, ".so") != 0)
-            continue;
-        if (loader_grow((void **)&names, &cap, n + 1, sizeof(char *)))
-            break;
-        names[n++] = strdup(de->d_name);
-    }
-    closedir(dp);
-    if (n > 0)
-        qsort(names, (size_t)n, sizeof(char *), loader_name_cmp);
     for (int i = 0; i < n; i++) {
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-        free(names[i]);
         const loader_entry *e;
-        pb_error err;
-        int rc = loader_open(l, path, &e, &err);
-        if (rc == PB_ERR)
+        if (loader_open(l, path, &e, &err) == PB_ERR)
             loader_reject(l, path, err.msg);
     }
-    free(names);
+    fileio_list_free(names, n);
 }
 
 int loader_scan(loader *l, pb_error *err)

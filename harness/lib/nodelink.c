@@ -1,6 +1,7 @@
 /* nodelink.c — networkx node-link JSON reader and writer (Jansson). */
 #include "nodelink.h"
 
+#include "fileio.h"
 #include "graph.h"
 
 #include <errno.h>
@@ -129,8 +130,8 @@ static int nodelink_link(graph_builder *b, json_t *link, size_t index, const cha
     if (port && !json_is_null(port)) {
         if (!json_is_integer(port) || json_integer_value(port) < 0 ||
             json_integer_value(port) > GRAPH_MAX_PORT)
-            return pb_errorf(err, "%s: link '%s' -> '%s': 'port' is not an integer in 0..%d",
-                             label, src, dst, GRAPH_MAX_PORT);
+            return pb_errorf(err, "%s: link '%s' -> '%s': 'port' is not an integer in 0..%d", label,
+                             src, dst, GRAPH_MAX_PORT);
         p = (int)json_integer_value(port);
     }
     pb_error inner;
@@ -275,50 +276,12 @@ int nodelink_parse(const char *text, const char *label, pb_graph **out, pb_error
     return rc;
 }
 
-/* The whole file as a string; caller frees. */
-static char *nodelink_slurp(const char *path, pb_error *err)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        pb_errorf(err, "%s: cannot open: %s", path, strerror(errno));
-        return NULL;
-    }
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        n += fread(buf + n, 1, cap - 1 - n, f);
-        if (n < cap - 1)
-            break;
-        char *grown = realloc(buf, cap * 2);
-        if (!grown) {
-            free(buf);
-            buf = NULL;
-        } else {
-            buf = grown;
-            cap *= 2;
-        }
-    }
-    int failed = ferror(f);
-    fclose(f);
-    if (!buf || failed) {
-        free(buf);
-        pb_errorf(err, "%s: cannot read%s", path, buf ? "" : " (out of memory)");
-        return NULL;
-    }
-    buf[n] = '\0';
-    if (strlen(buf) != n) {
-        free(buf);
-        pb_errorf(err, "%s: not a JSON text (contains a NUL byte)", path);
-        return NULL;
-    }
-    return buf;
-}
-
 int nodelink_read(const char *path, pb_graph **out, pb_error *err)
 {
     *out = NULL;
-    char *text = nodelink_slurp(path, err);
-    if (!text)
+    char *text;
+    /* Graph files of real models reach tens of MB; a gigabyte is not a graph. */
+    if (fileio_read(path, (size_t)1 << 30, &text, NULL, err))
         return PB_ERR;
     int rc = nodelink_parse(text, path, out, err);
     free(text);

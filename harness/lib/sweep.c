@@ -2,6 +2,8 @@
  * its settings and a seed derived from them. */
 #include "sweep.h"
 
+#include "array.h"
+#include "fileio.h"
 #include "gen.h"
 
 #include "strmap.h"
@@ -64,14 +66,8 @@ static void sweep_graphs_free(sweep_graphs *g)
 
 static int sweep_add_graph(sweep_graphs *g, const char *dataset, const char *dir, const char *file)
 {
-    if (g->n == g->cap) {
-        int cap = g->cap ? g->cap * 2 : 64;
-        sweep_graph *items = realloc(g->items, (size_t)cap * sizeof *items);
-        if (!items)
-            return PB_ERR;
-        g->items = items;
-        g->cap = cap;
-    }
+    if (array_grow(&g->items, &g->cap, g->n + 1, sizeof *g->items))
+        return PB_ERR;
     size_t dl = dir ? strlen(dir) : 0, n = dl + strlen(file) + 2;
     char *path = malloc(n);
     if (!path)
@@ -95,66 +91,17 @@ static int sweep_is(const char *path, int what)
     return what == SWEEP_DIR ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode);
 }
 
-static int sweep_name_cmp(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Whether a folder entry is a graph file: a regular file whose name ends in ".json". */
-static int sweep_is_graph_file(const char *dir, const char *name)
-{
-    size_t len = strlen(name);
-    if (len <= 5 || strcmp(name + len - 5, ".json") != 0)
-        return 0;
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    return sweep_is(path, SWEEP_FILE);
-}
-
-/* The *.json file names of `dir`, sorted; caller frees each and the array. */
-static int sweep_list_folder(const char *dir, char ***names, int *n)
-{
-    *names = NULL;
-    *n = 0;
-    DIR *d = opendir(dir);
-    if (!d)
-        return PB_ERR;
-    int cap = 0, rc = PB_OK;
-    for (struct dirent *e; rc == PB_OK && (e = readdir(d));) {
-        if (!sweep_is_graph_file(dir, e->d_name))
-            continue;
-        if (*n == cap) {
-            cap = cap ? cap * 2 : 64;
-            char **grown = realloc(*names, (size_t)cap * sizeof *grown);
-            if (!grown) {
-                rc = PB_ERR;
-                break;
-            }
-            *names = grown;
-        }
-        if (!((*names)[*n] = strdup(e->d_name)))
-            rc = PB_ERR;
-        else
-            (*n)++;
-    }
-    closedir(d);
-    if (rc == PB_OK && *n > 1)
-        qsort(*names, (size_t)*n, sizeof **names, sweep_name_cmp);
-    return rc;
-}
-
 /* Adds the graph files of folder `dir`; an empty folder is an error. */
 static int sweep_add_folder(const experiment *x, sweep_graphs *g, const char *entry,
                             const char *dir, pb_error *err)
 {
     char **names;
     int n;
-    int rc = sweep_list_folder(dir, &names, &n);
+    pb_error inner;
+    int rc = fileio_list(dir, ".json", &names, &n, &inner);
     for (int i = 0; rc == PB_OK && i < n; i++)
         rc = sweep_add_graph(g, entry, dir, names[i]);
-    for (int i = 0; i < n; i++)
-        free(names[i]);
-    free(names);
+    fileio_list_free(names, n);
     if (rc != PB_OK)
         return pb_errorf(err, "%s:%d: dataset '%s': cannot list folder '%s'", x->file,
                          x->line_datasets, entry, dir);
@@ -334,14 +281,8 @@ static int sweep_emit(sweep_state *st, int repeat, pb_error *err)
     if (st->n >= SWEEP_MAX_RUNS)
         return pb_errorf(err, "%s:%d: the sweep has more than %d runs", x->file, x->line_experiment,
                          SWEEP_MAX_RUNS);
-    if (st->n == st->cap) {
-        int cap = st->cap ? st->cap * 2 : 256;
-        run_spec *grown = realloc(st->runs, (size_t)cap * sizeof *grown);
-        if (!grown)
-            return pb_errorf(err, "out of memory");
-        st->runs = grown;
-        st->cap = cap;
-    }
+    if (array_grow(&st->runs, &st->cap, st->n + 1, sizeof *st->runs))
+        return pb_errorf(err, "out of memory");
     run_spec *s = &st->runs[st->n++];
     memset(s, 0, sizeof *s);
     s->dataset = st->graph->dataset;
