@@ -33,8 +33,8 @@ int graph_builder_node_count(const graph_builder *b);
  * practice; the bound keeps a malformed file from allocating gigabytes of empty ports). */
 #define GRAPH_MAX_PORT 65535
 
-/* Adds src -> dst reading output `port` (0..GRAPH_MAX_PORT).  A second edge between the same pair keeps the first
- * edge's position and takes the later port (the Placeto reference's semantics). */
+/* Adds src -> dst reading output `port` (0..GRAPH_MAX_PORT).  A second edge between the same pair
+ * keeps the first edge's position and takes the later port (the Placeto reference's semantics). */
 int graph_add_edge(graph_builder *b, int src, int dst, int port, pb_error *err);
 
 /* Validates (no self loops, acyclic, group graph acyclic), derives CSR, the grouped graph and the
