@@ -16,7 +16,8 @@
 #include <time.h>
 
 static const char bench_usage[] = "placebench bench simulator [GRAPH.json | DIR]... "
-                                  "[--devices 3,5,8] [--evals K] [--seed S] [--simulator NAME]";
+                                  "[--devices 3,5,8] [--evals K] [--seed S] [--simulator NAME]\n"
+                                  "       placebench bench placer --help   (placer speed)";
 
 static void bench_print_help(void)
 {
@@ -111,7 +112,7 @@ static int bench_parse_args(int argc, char **argv, bench_args *a)
         return -1;
     }
     if (strcmp(argv[1], "simulator") != 0)
-        return cli_error("bench: unknown benchmark '%s' (known: simulator)", argv[1]);
+        return cli_error("bench: unknown benchmark '%s' (known: simulator, placer)", argv[1]);
     for (int i = 2; i < argc; i++) {
         if (cli_is_help(argv[i])) {
             bench_print_help();
@@ -514,6 +515,9 @@ static int bench_run(const bench_args *a, const bench_files *files)
 
 int cmd_bench(int argc, char **argv)
 {
+    /* `bench placer` lives in bench_placer.c; everything else here is `bench simulator`. */
+    if (argc >= 2 && strcmp(argv[1], "placer") == 0)
+        return bench_placer(argc - 1, argv + 1);
     bench_args a = {0};
     a.inputs = calloc((size_t)argc + 1, sizeof(char *));
     if (!a.inputs)

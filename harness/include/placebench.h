@@ -314,6 +314,21 @@ struct pb_nn_params; /* a named set of trainable tensors, saved and loaded toget
 struct pb_nn_tape;   /* reverse-mode autodiff tape of one forward pass */
 struct pb_nn_tensor; /* a tensor living on a tape */
 
+/* The state of a progressive placement at one step, what node features are computed from
+ * (Placeto's ProgressiveGraph, specs/placeto.md §2.2).  Everything is borrowed for the call. */
+typedef struct pb_place_state {
+    size_t struct_size;
+    const pb_graph *graph; /* the grouped graph being placed */
+    int n_devices;
+    const int *device; /* [graph->n_nodes] current device of each node, -1 = not placed */
+    const int *done;   /* [graph->n_nodes] visits of each node in this episode so far */
+    int current;       /* the node being placed now, -1 = none */
+    /* The last simulation of the current placement, with peak_mem_bytes ([n_devices]) and
+     * node_start_us (indexed by op_graph's nodes) filled; NULL before any simulation. */
+    const pb_eval *eval;
+    const pb_graph *op_graph; /* graph itself, or the op graph whose grouped graph is graph */
+} pb_place_state;
+
 /* embedding: (graph, node features) -> node embeddings, with trainable parameters. */
 typedef struct pb_embedding_ops {
     size_t struct_size;
@@ -326,6 +341,29 @@ typedef struct pb_embedding_ops {
      * [n_nodes x embedding_dim] (owned by the tape). */
     int (*forward)(void *instance, struct pb_nn_tape *tape, const pb_graph *g,
                    struct pb_nn_tensor *features, struct pb_nn_tensor **out, pb_error *err);
+
+    /* Optional members, for progressive placers such as placeto: read only when struct_size
+     * covers them and the pointer is not NULL. */
+
+    /* Width of the node features this embedding reads on a cluster of n_devices.  NULL: the
+     * standard Placeto features, pb_placeto_features_dim(n_devices). */
+    int (*feature_dim)(void *instance, int n_devices);
+    /* Writes the node features of state s into out (caller-owned: s->graph->n_nodes rows of
+     * feature_dim floats, row v for node v of s->graph).  NULL: the placer uses
+     * pb_placeto_features(s, PB_FEATURE5_START_TIME, out, err). */
+    int (*features)(void *instance, const pb_place_state *s, float *out, pb_error *err);
+    /* prepare, release and forward_batch come together or not at all.  prepare does a graph's
+     * one-off work (processing orders, adjacency); *prepared stays valid until release. */
+    int (*prepare)(void *instance, const pb_graph *g, void **prepared, pb_error *err);
+    void (*release)(void *instance, void *prepared);
+    /* forward for `batch` feature matrices of the prepared graph stacked by rows: features is
+     * (batch * n_nodes) x feature_dim, *out becomes (batch * n_nodes) x embedding_dim (owned by
+     * the tape), block b equal to what forward gives for block b alone.  seeds[b] seeds every
+     * random draw of block b (dropout, sampling): equal seeds give equal draws, so a placer can
+     * recompute a step's forward pass exactly.  seeds NULL: the instance's own generator. */
+    int (*forward_batch)(void *instance, void *prepared, struct pb_nn_tape *tape,
+                         struct pb_nn_tensor *features, int batch, const uint64_t *seeds,
+                         struct pb_nn_tensor **out, pb_error *err);
 } pb_embedding_ops;
 
 /* An embedding as a placer receives it: the ops of the loaded plugin and its instance. */
@@ -669,6 +707,34 @@ void pb_nn_sgd_step(pb_nn_params *p, double lr);
 /* Returns the global L2 norm of p's gradients (in double) and, when max_norm > 0 and the norm is
  * finite and above max_norm, scales them by max_norm / norm (TF clip_by_global_norm). */
 double pb_nn_clip_grad_norm(pb_nn_params *p, double max_norm);
+
+/* ---------------------------------------------------------------- progressive placement helpers */
+
+/* Library helpers for progressive placers and their embeddings (libplacebench,
+ * harness/lib/progressive.c). */
+
+/* What the 5th Placeto node feature holds (specs/placeto.md §2.2): the simulated start time of
+ * the node (the [A] intent; a group starts when its earliest op starts), or the peak memory of
+ * the device the node sits on (what the [M/B] forks compute). */
+enum { PB_FEATURE5_START_TIME = 0, PB_FEATURE5_PEAK_MEM = 1 };
+
+/* 5 + n_devices: [cost, out_size, done, current, feature 5, one-hot device (n_devices)]. */
+static inline int pb_placeto_features_dim(int n_devices)
+{
+    return 5 + n_devices;
+}
+
+/* Writes the Placeto node features of s, normalised as the reference does at every fetch:
+ * feature 5 made relative to the current node's, then the columns cost, out_size and feature 5
+ * divided by their maximum when it is not 0.  out: s->graph->n_nodes rows of
+ * pb_placeto_features_dim(s->n_devices) floats (caller-owned).  Feature 5 is 0 while s->eval is
+ * NULL; PB_FEATURE5_START_TIME needs s->eval->node_start_us, PB_FEATURE5_PEAK_MEM
+ * s->eval->peak_mem_bytes. */
+int pb_placeto_features(const pb_place_state *s, int feature5, float *out, pb_error *err);
+
+/* networkx 2.4 topological_sort of g (Kahn with a LIFO ready stack, specs/placeto.md §5.2): the
+ * reference's node index order.  order: g->n_nodes ints, caller-owned.  Fails on a cycle. */
+int pb_traverse_topo(const pb_graph *g, int *order, pb_error *err);
 
 #ifdef __cplusplus
 }

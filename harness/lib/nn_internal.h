@@ -156,4 +156,8 @@ static inline size_t nn_numel(const pb_nn_tensor *x)
     return (size_t)x->rows * (size_t)x->cols;
 }
 
+/* Sets the number of threads of the BLAS library (nn_linalg.c).  Worker processes use 1: they
+ * are the parallelism. */
+void nn_blas_threads(int n);
+
 #endif

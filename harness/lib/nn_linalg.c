@@ -165,3 +165,10 @@ pb_nn_tensor *pb_nn_transpose(pb_nn_tape *t, pb_nn_tensor *x)
     }
     return y;
 }
+
+void nn_blas_threads(int n)
+{
+    /* OpenBLAS reads OPENBLAS_NUM_THREADS when it is loaded, which is before main() for a
+     * program linked with libplacebench: setting the variable later has no effect. */
+    openblas_set_num_threads(n);
+}

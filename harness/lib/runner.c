@@ -2,9 +2,8 @@
  * crash isolation, progress on stderr, results written by the parent only. */
 #include "runner.h"
 
-#include "cluster.h"
+#include "place.h"
 #include "store.h"
-#include "strategy.h"
 #include "version.h"
 
 #include <errno.h>
@@ -22,20 +21,6 @@
 #include <unistd.h>
 
 /* ------------------------------------------------------------ worker side */
-
-/* What the host table of one run points at. */
-typedef struct runner_host {
-    int fd;
-    const char *run_id;
-    const pb_graph *op_graph;
-    const pb_simulator_ops *sim;
-    void *prepared;
-    int n_devices;
-    pb_strategy ops; /* op-level strategy buffer for expanding group strategies */
-    int *ops_device, *ops_replication, *ops_stage;
-    long long calls;
-    double t0, soft_deadline; /* monotonic seconds; soft_deadline 0 = none */
-} runner_host;
 
 static double runner_now(void)
 {
@@ -74,52 +59,12 @@ static void runner_send(int fd, const char *fmt, ...)
     }
 }
 
-static int runner_host_simulate(void *ctx, const pb_strategy *s, pb_eval *out, pb_error *err)
+/* A learning-curve point, sent to the parent as a "P" line. */
+static void runner_progress_line(void *ctx, const pb_progress *p)
 {
-    runner_host *h = ctx;
-    const pb_graph *g = h->op_graph;
-    const pb_strategy *op_s = s;
-    if (g->grouped != g) {
-        h->ops.stage_count = h->ops_stage;
-        h->ops.replication = h->ops_replication;
-        if (strategy_expand(g, s, &h->ops, err))
-            return PB_ERR;
-        op_s = &h->ops;
-    }
-    if (strategy_check(op_s, g->n_nodes, h->n_devices, err))
-        return PB_ERR;
-    h->calls++;
-    return h->sim->evaluate(h->prepared, op_s, out, err);
-}
-
-static void runner_host_progress(void *ctx, const pb_progress *p)
-{
-    runner_host *h = ctx;
-    runner_send(h->fd, "P %d %.17g %.17g %lld %.17g", p->episode, p->episode_best_us,
+    const int *fd = ctx;
+    runner_send(*fd, "P %d %.17g %.17g %lld %.17g", p->episode, p->episode_best_us,
                 p->best_so_far_us, p->sim_calls, p->wall_s);
-}
-
-static void runner_host_log(void *ctx, int level, const char *msg)
-{
-    runner_host *h = ctx;
-    static const char *const names[] = {"debug", "info", "warn"};
-    if (level >= PB_LOG_INFO)
-        fprintf(stderr, "[%s] %s: %s\n", h->run_id, names[level > 2 ? 2 : level], msg);
-}
-
-static int runner_host_deadline(void *ctx)
-{
-    runner_host *h = ctx;
-    return h->soft_deadline > 0 && runner_now() >= h->soft_deadline;
-}
-
-/* Creates an instance of a resolved plugin. */
-static int runner_create(const plan_plugin *pp, const pb_host *host, unsigned long long run_seed,
-                         const char *label, void **inst, pb_error *err)
-{
-    const pb_traversal_ops *common = pp->entry->desc->ops; /* create is first in every table */
-    pb_create_args a = {sizeof a, pp->opts.values, host, pb_seed_derive(run_seed, label)};
-    return common->create(&a, inst, err);
 }
 
 /* Sends the final result line and an error line; returns status. */
@@ -138,134 +83,34 @@ static int runner_finish(int fd, int status, double initial, double best, long l
     return status;
 }
 
-/* Everything one run allocates, released in one place. */
-typedef struct runner_state {
-    pb_cluster *cluster;
-    void *sim_inst, *prepared, *trav_inst, *emb_inst, *placer_inst;
-    int *order, *best_device;
-    double *peak;
-} runner_state;
-
-static void runner_state_free(const plan_run *r, runner_host *h, runner_state *st)
-{
-    if (st->placer_inst)
-        ((const pb_placer_ops *)r->placer.entry->desc->ops)->destroy(st->placer_inst);
-    if (st->emb_inst)
-        ((const pb_embedding_ops *)r->embedding.entry->desc->ops)->destroy(st->emb_inst);
-    if (st->trav_inst)
-        ((const pb_traversal_ops *)r->traversal.entry->desc->ops)->destroy(st->trav_inst);
-    const pb_simulator_ops *sim = r->simulator.entry->desc->ops;
-    if (st->prepared)
-        sim->release(st->prepared);
-    if (st->sim_inst)
-        sim->destroy(st->sim_inst);
-    cluster_free(st->cluster);
-    free(st->order);
-    free(st->best_device);
-    free(st->peak);
-    free(h->ops_device);
-    free(h->ops_replication);
-    free(h->ops_stage);
-}
-
-/* Sets up simulator, traversal order and embedding; fills the problem. */
-static int runner_setup(const plan *p, const plan_run *r, runner_host *h, const pb_host *host,
-                        runner_state *st, pb_problem *prob, pb_error *err)
+int runner_execute(const plan *p, const plan_run *r, int fd)
 {
     const run_spec *s = r->spec;
-    const pb_graph *g = r->graph, *gg = g->grouped;
     /* A random topology is drawn per repeat from the experiment seed, not the run seed: every
      * placer of one repeat is measured on the same cluster. */
     char label[32];
     snprintf(label, sizeof label, "cluster#%d", s->repeat);
-    if (cluster_preset_seeded(s->cluster, s->n_devices, pb_seed_derive(p->x->seed, label),
-                              &st->cluster, err))
-        return PB_ERR;
-    const pb_simulator_ops *sim = r->simulator.entry->desc->ops;
-    h->sim = sim;
-    if (runner_create(&r->simulator, host, s->seed, "simulator", &st->sim_inst, err) ||
-        sim->prepare(st->sim_inst, g, st->cluster, &st->prepared, err))
-        return PB_ERR;
-    h->prepared = st->prepared;
-    size_t n = (size_t)g->n_nodes;
-    h->ops_device = malloc(n * sizeof(int));
-    h->ops_replication = malloc(n * sizeof(int));
-    h->ops_stage = malloc(n * sizeof(int));
-    st->best_device = malloc((size_t)gg->n_nodes * sizeof(int));
-    st->peak = calloc((size_t)s->n_devices, sizeof(double));
-    if (!h->ops_device || !h->ops_replication || !h->ops_stage || !st->best_device || !st->peak)
-        return pb_errorf(err, "out of memory");
-    pb_strategy_placement(&h->ops, g->n_nodes, h->ops_device);
-    memset(prob, 0, sizeof *prob);
-    prob->struct_size = sizeof *prob;
-    prob->graph = gg;
-    prob->op_graph = g;
-    prob->cluster = st->cluster;
-    prob->budget.episodes = s->episodes;
-    prob->budget.sim_calls = s->sim_calls;
-    if (r->traversal.entry) {
-        const pb_traversal_ops *t = r->traversal.entry->desc->ops;
-        st->order = malloc((size_t)gg->n_nodes * sizeof(int));
-        if (!st->order)
-            return pb_errorf(err, "out of memory");
-        if (runner_create(&r->traversal, host, s->seed, "traversal", &st->trav_inst, err) ||
-            t->order(st->trav_inst, gg, st->order, err))
-            return PB_ERR;
-        prob->order = st->order;
-    }
-    if (r->embedding.entry) {
-        if (runner_create(&r->embedding, host, s->seed, "embedding", &st->emb_inst, err))
-            return PB_ERR;
-        prob->embedding.ops = r->embedding.entry->desc->ops;
-        prob->embedding.instance = st->emb_inst;
-        prob->embedding.name = r->embedding.entry->desc->name;
-    }
-    return PB_OK;
-}
-
-int runner_execute(const plan *p, const plan_run *r, int fd)
-{
-    const run_spec *s = r->spec;
-    runner_host h = {0};
-    h.fd = fd;
-    h.run_id = s->run_id;
-    h.op_graph = r->graph;
-    h.n_devices = s->n_devices;
-    h.t0 = runner_now();
-    if (s->timeout_s > 0)
-        h.soft_deadline = h.t0 + 0.9 * s->timeout_s;
-    pb_host host = {sizeof host,          &h,
-                    runner_host_simulate, runner_host_progress,
-                    runner_host_log,      runner_host_deadline};
-    runner_state st = {0};
-    pb_problem prob;
+    place_request q = {
+        .graph = r->graph,
+        .cluster = s->cluster,
+        .n_devices = s->n_devices,
+        .cluster_seed = pb_seed_derive(p->x->seed, label),
+        .simulator = &r->simulator,
+        .placer = &r->placer,
+        .embedding = &r->embedding,
+        .traversal = &r->traversal,
+        .seed = s->seed,
+        .episodes = s->episodes,
+        .sim_calls = s->sim_calls,
+        .timeout_s = s->timeout_s,
+        .log_id = s->run_id,
+        .progress = runner_progress_line,
+        .progress_ctx = &fd,
+    };
+    place_result res = {0};
     pb_error err = {{0}};
-    double initial = NAN, best = NAN, wall = 0;
-    int status = STORE_FAILED;
-    if (runner_setup(p, r, &h, &host, &st, &prob, &err) == PB_OK &&
-        runner_create(&r->placer, &host, s->seed, "placer", &st.placer_inst, &err) == PB_OK) {
-        const pb_placer_ops *pl = r->placer.entry->desc->ops;
-        pb_strategy bs;
-        pb_strategy_placement(&bs, r->graph->grouped->n_nodes, st.best_device);
-        double t = runner_now();
-        int rc = pl->place(st.placer_inst, &prob, &bs, &initial, &err);
-        wall = runner_now() - t;
-        if (rc == PB_OK) {
-            /* The harness evaluates the returned strategy itself: the stored step time is the
-             * simulator's, not the placer's claim. */
-            long long calls = h.calls;
-            pb_eval ev = {.struct_size = sizeof ev, .feasible = 1, .peak_mem_bytes = st.peak};
-            if (runner_host_simulate(&h, &bs, &ev, &err) == PB_OK) {
-                best = ev.step_time_us;
-                status = STORE_OK;
-            }
-            h.calls = calls;
-        }
-        if (initial < 0)
-            initial = NAN;
-    }
-    runner_state_free(r, &h, &st);
-    return runner_finish(fd, status, initial, best, h.calls, wall,
+    int status = place_run(&q, &res, &err) == PB_OK ? STORE_OK : STORE_FAILED;
+    return runner_finish(fd, status, res.initial_us, res.best_us, res.sim_calls, res.wall_s,
                          status == STORE_OK ? NULL : err.msg);
 }
 

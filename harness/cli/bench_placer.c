@@ -1,0 +1,342 @@
+/* bench_placer.c — `placebench bench placer`: wall time and steps per second of a learned
+ * placer's run (20 episodes of placeto with placeto-gnn by default) on one graph per family and
+ * several device counts, beside the embedding paper's Table 2 times. */
+#include "cli.h"
+
+#include "gen.h"
+#include "graph.h"
+#include "loader.h"
+#include "nodelink.h"
+#include "place.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char bench_placer_usage[] =
+    "placebench bench placer [GRAPH.json]... [--devices 3,5,8] [--episodes 20] "
+    "[--placer placeto] [--embedding placeto-gnn] [--opt KIND.KEY=VALUE]... [--seed S] [--json]";
+
+static void bench_placer_help(void)
+{
+    printf("usage: %s\n\n"
+           "Times one run of a learned placer per graph and device count, in this process, as a\n"
+           "run of an experiment would do it (placebench place), and prints wall time, CPU time\n"
+           "and placement steps per second (one step = one node placed, one forward pass of\n"
+           "embedding and policy and one simulation), beside the Python/TensorFlow reference's\n"
+           "average time of a 20-episode run in the embedding paper's Table 2 (Placeto-GNN,\n"
+           "GraphSAGE and P-GNN: embeddings placeto-gnn, graphsage and pgnn).\n\n"
+           "  GRAPH.json        graphs to time; default graph 0 of the cifar10, ptb and nmt\n"
+           "                    families, generated here from seed 1 (the graphs\n"
+           "                    'placebench dataset gen FAMILY' writes as FAMILY-00.json)\n"
+           "  --devices LIST    device counts, comma-separated; default 3,5,8\n"
+           "  --episodes K      episodes per run; default 20 (the paper's runs)\n"
+           "  --placer NAME     default placeto\n"
+           "  --embedding NAME  default placeto-gnn\n"
+           "  --opt KIND.KEY=VALUE  a plugin option, as in 'placebench place' (repeatable)\n"
+           "  --seed S          run seed; default 1\n"
+           "  --json            one JSON object per run instead of the table\n\n"
+           "Set OPENBLAS_NUM_THREADS=1 to time one core (OpenBLAS reads it when it loads).\n",
+           bench_placer_usage);
+}
+
+#define BENCH_PLACER_MAX 64
+
+typedef struct bench_placer_args {
+    const char *graphs[BENCH_PLACER_MAX];
+    int n_graphs;
+    int devices[16], n_devices;
+    int episodes, json;
+    unsigned long long seed;
+    const char *placer, *embedding;
+    const char *opts[PB_KIND_PLACER + 1][BENCH_PLACER_MAX];
+    int n_opts[PB_KIND_PLACER + 1];
+} bench_placer_args;
+
+/* The embedding paper's Table 2: average computation time (s) of a 20-episode run per
+ * embedding (the plugin implementing it), for 3, 5 and 8 devices. */
+typedef struct bench_placer_paper {
+    const char *family, *embedding;
+    double seconds[3];
+} bench_placer_paper;
+
+static const bench_placer_paper bench_placer_table2[] = {
+    {"cifar10", "placeto-gnn", {110.730, 112.030, 108.118}},
+    {"cifar10", "graphsage", {89.116, 91.930, 93.443}},
+    {"cifar10", "pgnn", {101.170, 105.721, 103.420}},
+    {"nmt", "placeto-gnn", {47.054, 47.519, 48.996}},
+    {"nmt", "graphsage", {42.504, 43.788, 43.550}},
+    {"nmt", "pgnn", {47.787, 49.009, 49.670}},
+    {"ptb", "placeto-gnn", {335.376, 327.175, 321.450}},
+    {"ptb", "graphsage", {288.443, 298.736, 298.210}},
+    {"ptb", "pgnn", {362.761, 368.460, 371.815}},
+};
+
+/* Non-zero when text starts with family followed by a separator ("ptb/00", "ptb-00.json"). */
+static int bench_placer_is_family(const char *text, const char *family)
+{
+    size_t n = strlen(family);
+    return strncmp(text, family, n) == 0 && strchr("/-_.", text[n]) && text[n];
+}
+
+/* The paper's time of `embedding` for a graph named after its family (its name or its file's
+ * name), or NAN. */
+static double bench_placer_paper_time(const char *graph, const char *embedding, int devices)
+{
+    int col = devices == 3 ? 0 : devices == 5 ? 1 : devices == 8 ? 2 : -1;
+    const char *base = strrchr(graph, '/');
+    base = base ? base + 1 : graph;
+    for (size_t i = 0; col >= 0 && i < sizeof bench_placer_table2 / sizeof bench_placer_table2[0];
+         i++) {
+        const char *fam = bench_placer_table2[i].family;
+        if (strcmp(bench_placer_table2[i].embedding, embedding) != 0)
+            continue;
+        if (bench_placer_is_family(graph, fam) || bench_placer_is_family(base, fam))
+            return bench_placer_table2[i].seconds[col];
+    }
+    return NAN;
+}
+
+static int bench_placer_parse_devices(const char *text, bench_placer_args *a)
+{
+    a->n_devices = 0;
+    const char *p = text;
+    while (*p) {
+        char *end;
+        errno = 0;
+        long v = strtol(p, &end, 10);
+        if (errno || end == p || v < 1 || v > 4096 || (*end && *end != ',') ||
+            a->n_devices == (int)(sizeof a->devices / sizeof a->devices[0]))
+            return cli_error("bench placer: --devices wants a list like 3,5,8, not '%s'", text);
+        a->devices[a->n_devices++] = (int)v;
+        p = *end ? end + 1 : end;
+    }
+    return a->n_devices ? 0 : cli_error("bench placer: --devices is empty");
+}
+
+static int bench_placer_opt(bench_placer_args *a, const char *value)
+{
+    const char *dot = strchr(value, '.');
+    char kind[16];
+    size_t len = dot ? (size_t)(dot - value) : 0;
+    int k = 0;
+    if (dot && len > 0 && len < sizeof kind && strchr(dot, '=')) {
+        memcpy(kind, value, len);
+        kind[len] = '\0';
+        k = loader_kind_from_name(kind);
+    }
+    if (!k || a->n_opts[k] == BENCH_PLACER_MAX)
+        return cli_error("bench placer: --opt wants KIND.KEY=VALUE (KIND placer, embedding, "
+                         "traversal or simulator), not '%s'",
+                         value);
+    a->opts[k][a->n_opts[k]++] = dot + 1;
+    return 0;
+}
+
+static int bench_placer_option(bench_placer_args *a, const char *arg, const char *value)
+{
+    char *end;
+    errno = 0;
+    if (strcmp(arg, "--devices") == 0)
+        return bench_placer_parse_devices(value, a);
+    if (strcmp(arg, "--placer") == 0)
+        a->placer = value;
+    else if (strcmp(arg, "--embedding") == 0)
+        a->embedding = value;
+    else if (strcmp(arg, "--opt") == 0)
+        return bench_placer_opt(a, value);
+    else if (strcmp(arg, "--episodes") == 0) {
+        long v = strtol(value, &end, 10);
+        if (errno || end == value || *end || v < 1 || v > 1000000)
+            return cli_error("bench placer: --episodes wants a positive integer, not '%s'", value);
+        a->episodes = (int)v;
+    } else if (strcmp(arg, "--seed") == 0) {
+        unsigned long long v = strtoull(value, &end, 10);
+        if (errno || end == value || *end || value[0] == '-')
+            return cli_error("bench placer: --seed wants a non-negative integer, not '%s'", value);
+        a->seed = v;
+    } else {
+        return cli_error("bench placer: unknown argument '%s' (see 'placebench bench placer "
+                         "--help')",
+                         arg);
+    }
+    return 0;
+}
+
+/* Returns 0 on success, an exit status otherwise, -1 after printing the help. */
+static int bench_placer_parse(int argc, char **argv, bench_placer_args *a)
+{
+    memset(a, 0, sizeof *a);
+    a->devices[0] = 3;
+    a->devices[1] = 5;
+    a->devices[2] = 8;
+    a->n_devices = 3;
+    a->episodes = 20;
+    a->seed = 1;
+    a->placer = "placeto";
+    a->embedding = "placeto-gnn";
+    for (int i = 1; i < argc; i++) {
+        if (cli_is_help(argv[i])) {
+            bench_placer_help();
+            return -1;
+        }
+        if (strcmp(argv[i], "--json") == 0) {
+            a->json = 1;
+        } else if (strncmp(argv[i], "--", 2) == 0) {
+            if (i + 1 >= argc)
+                return cli_error("bench placer: %s needs a value", argv[i]);
+            int rc = bench_placer_option(a, argv[i], argv[i + 1]);
+            if (rc)
+                return rc;
+            i++;
+        } else if (a->n_graphs == BENCH_PLACER_MAX) {
+            return cli_error("bench placer: more than %d graphs", BENCH_PLACER_MAX);
+        } else {
+            a->graphs[a->n_graphs++] = argv[i];
+        }
+    }
+    return 0;
+}
+
+/* Counts the episodes a run reports. */
+static void bench_placer_progress(void *ctx, const pb_progress *p)
+{
+    int *episodes = ctx;
+    if (p->episode + 1 > *episodes)
+        *episodes = p->episode + 1;
+}
+
+typedef struct bench_placer_plugins {
+    plan_plugin simulator, placer, embedding;
+} bench_placer_plugins;
+
+static void bench_placer_plugins_free(bench_placer_plugins *pp)
+{
+    place_plugin_free(&pp->simulator);
+    place_plugin_free(&pp->placer);
+    place_plugin_free(&pp->embedding);
+}
+
+static int bench_placer_resolve(loader *l, const bench_placer_args *a, bench_placer_plugins *pp,
+                                pb_error *err)
+{
+    memset(pp, 0, sizeof *pp);
+    char where[300];
+    snprintf(where, sizeof where, "placer '%s'", a->placer);
+    if (place_plugin_resolve(l, PB_KIND_SIMULATOR, "placeto", a->opts[PB_KIND_SIMULATOR],
+                             a->n_opts[PB_KIND_SIMULATOR], "simulator 'placeto'", &pp->simulator,
+                             err) ||
+        place_plugin_resolve(l, PB_KIND_PLACER, a->placer, a->opts[PB_KIND_PLACER],
+                             a->n_opts[PB_KIND_PLACER], where, &pp->placer, err))
+        return PB_ERR;
+    snprintf(where, sizeof where, "embedding '%s'", a->embedding);
+    return place_plugin_resolve(l, PB_KIND_EMBEDDING, a->embedding, a->opts[PB_KIND_EMBEDDING],
+                                a->n_opts[PB_KIND_EMBEDDING], where, &pp->embedding, err);
+}
+
+static void bench_placer_header(const bench_placer_args *a)
+{
+    if (a->json)
+        return;
+    printf("placer %s, embedding %s, %d episodes per run, one run per row\n\n", a->placer,
+           a->embedding, a->episodes);
+    printf("| graph | nodes | devices | steps | sim calls | wall (s) | CPU (s) | steps/s | "
+           "paper Table 2 (s) | speed-up |\n");
+    printf("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
+}
+
+static void bench_placer_row(const bench_placer_args *a, const pb_graph *g, int devices,
+                             long long steps, const place_result *r)
+{
+    double paper = bench_placer_paper_time(g->name, a->embedding, devices);
+    double rate = r->wall_s > 0 ? steps / r->wall_s : 0;
+    if (a->json) {
+        printf("{\"graph\": \"%s\", \"nodes\": %d, \"devices\": %d, \"episodes\": %d, "
+               "\"steps\": %lld, \"simulator_calls\": %lld, \"wall_s\": %.6f, \"cpu_s\": %.6f, "
+               "\"steps_per_s\": %.1f, \"paper_s\": %s%.3f%s, \"initial_step_time_us\": %.17g, "
+               "\"best_step_time_us\": %.17g}\n",
+               g->name, g->grouped->n_nodes, devices, a->episodes, steps, r->sim_calls, r->wall_s,
+               r->cpu_s, rate, isnan(paper) ? "null" : "", isnan(paper) ? 0.0 : paper,
+               isnan(paper) ? "" : "", r->initial_us, r->best_us);
+        return;
+    }
+    printf("| %s | %d | %d | %lld | %lld | %.3f | %.3f | %.0f |", g->name, g->grouped->n_nodes,
+           devices, steps, r->sim_calls, r->wall_s, r->cpu_s, rate);
+    if (isnan(paper))
+        printf(" - | - |\n");
+    else
+        printf(" %.1f | %.0fx |\n", paper, paper / r->wall_s);
+    fflush(stdout);
+}
+
+/* Times every device count on graph g. */
+static int bench_placer_graph(const bench_placer_args *a, const bench_placer_plugins *pp,
+                              const pb_graph *g)
+{
+    for (int i = 0; i < a->n_devices; i++) {
+        int episodes = 0;
+        place_request q = {.graph = g,
+                           .cluster = "placeto-k80",
+                           .n_devices = a->devices[i],
+                           .cluster_seed = pb_seed_derive(a->seed, "cluster#0"),
+                           .simulator = &pp->simulator,
+                           .placer = &pp->placer,
+                           .embedding = &pp->embedding,
+                           .seed = a->seed,
+                           .episodes = a->episodes,
+                           .log_id = "bench",
+                           .progress = bench_placer_progress,
+                           .progress_ctx = &episodes};
+        place_result r = {0};
+        pb_error err;
+        if (place_run(&q, &r, &err))
+            return cli_error("bench placer: %s on %d devices: %s", g->name, a->devices[i], err.msg);
+        bench_placer_row(a, g, a->devices[i], (long long)episodes * g->grouped->n_nodes, &r);
+    }
+    return 0;
+}
+
+/* Graph k of the run: a file given, or graph 0 of family k generated from seed 1. */
+static int bench_placer_load(const bench_placer_args *a, int k, pb_graph **g, pb_error *err)
+{
+    if (a->n_graphs)
+        return nodelink_read(a->graphs[k], g, err);
+    static const char *const families[] = {"cifar10", "ptb", "nmt"};
+    const gen_family *f = gen_family_find(families[k]);
+    if (!f)
+        return pb_errorf(err, "no generator for family '%s'", families[k]);
+    return gen_graph(f, 1, 0, g, err);
+}
+
+int bench_placer(int argc, char **argv)
+{
+    bench_placer_args a;
+    int rc = bench_placer_parse(argc, argv, &a);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    pb_error err;
+    loader *l = loader_new(NULL, 0, &err);
+    if (!l)
+        return cli_error("%s", err.msg);
+    bench_placer_plugins pp;
+    if (bench_placer_resolve(l, &a, &pp, &err)) {
+        bench_placer_plugins_free(&pp);
+        loader_free(l);
+        return cli_error("%s", err.msg);
+    }
+    bench_placer_header(&a);
+    int n = a.n_graphs ? a.n_graphs : 3;
+    for (int k = 0; k < n && rc == 0; k++) {
+        pb_graph *g;
+        if (bench_placer_load(&a, k, &g, &err)) {
+            rc = cli_error("%s", err.msg);
+            break;
+        }
+        rc = bench_placer_graph(&a, &pp, g);
+        graph_free(g);
+    }
+    bench_placer_plugins_free(&pp);
+    loader_free(l);
+    return rc;
+}

@@ -1,0 +1,52 @@
+/* place.h — one placer on one graph in this process: the cluster, simulator, traversal order,
+ * embedding, problem and host table of a run, built the same way for the sweep runner's workers,
+ * `placebench place` and the placer benchmark. */
+#ifndef PB_PLACE_H
+#define PB_PLACE_H
+
+#include "plan.h"
+
+/* Everything one run needs; all pointers are borrowed for the call. */
+typedef struct place_request {
+    const pb_graph *graph; /* op-level graph; graph->grouped is what the placer places */
+    const char *cluster;   /* cluster preset name */
+    int n_devices;
+    unsigned long long cluster_seed; /* for presets that draw a random topology */
+    const plan_plugin *simulator;    /* required */
+    const plan_plugin *placer;       /* required */
+    const plan_plugin *embedding;    /* entry NULL (or pointer NULL) = none */
+    const plan_plugin *traversal;    /* entry NULL (or pointer NULL) = none */
+    unsigned long long seed; /* the run's seed; each plugin gets pb_seed_derive(seed, kind) */
+    int episodes;            /* budget of learned placers, 0 = plugin default */
+    long long sim_calls;     /* budget of search placers, 0 = plugin default */
+    double timeout_s;        /* > 0: the host's deadline passes at 90% of it */
+    const char *log_id;      /* prefix of the plugin's log lines on stderr */
+    /* Called for every learning-curve point the placer reports (may be NULL). */
+    void (*progress)(void *ctx, const pb_progress *p);
+    void *progress_ctx;
+} place_request;
+
+typedef struct place_result {
+    double initial_us;   /* the placer's initial placement's step time, NAN when none */
+    double best_us;      /* step time of the returned strategy, simulated by the harness; NAN
+                            when the run failed */
+    long long sim_calls; /* simulator calls the placer made (the final check not counted) */
+    double wall_s;       /* wall time of place() */
+    double cpu_s;        /* CPU time of this process during place() */
+    int *best_device;    /* caller-owned [graph->grouped->n_nodes], or NULL: receives the
+                            returned placement */
+    double *peak_mem;    /* caller-owned [n_devices], or NULL: peak memory of the returned
+                            placement */
+} place_result;
+
+/* Runs the request.  res is filled in all cases (NAN where unknown); returns PB_ERR with the
+ * message when setup, the placer or the final evaluation failed. */
+int place_run(const place_request *q, place_result *res, pb_error *err);
+
+/* Resolves plugin `name` of `kind` with options "key=value" texts (n of them) into *out
+ * (caller frees with place_plugin_free); `where` prefixes errors. */
+int place_plugin_resolve(loader *l, int kind, const char *name, const char *const *kv, int n,
+                         const char *where, plan_plugin *out, pb_error *err);
+void place_plugin_free(plan_plugin *pp);
+
+#endif

@@ -1,0 +1,595 @@
+/* placeto.c — the Placeto placer (specs/placeto.md §4): progressive episodes over the traversal
+ * order, REINFORCE with a turn-based baseline and entropy term, Adam, best-placement tracking.
+ *
+ * Design decisions (the reference's behaviour, and where this port departs from it):
+ * - Episode (§4.3): start from the initial placement, simulate it, then for each node in the
+ *   run's traversal order (topological order when none is named) build the node features,
+ *   run embedding + policy, take a device (sampled; argmax in eval episodes) and re-simulate the
+ *   whole graph: steps + 1 simulator calls per episode, all through host->simulate (fewer with
+ *   resimulate = changed: a step that keeps its node's device reuses the last simulation, which
+ *   the deterministic simulator would repeat exactly).
+ * - Rewards (§4.4): x_t = ln(run time in s) (log_runtime), plus the optional memory penalty on
+ *   the real per-device peak memory (it never fires in [M/B], which pass zeros); reward = x_t -
+ *   x_{t+1} by default ([A]'s intent: an improvement is rewarded), or x_{t+1} - x_t with
+ *   reward = forks ([M/B]'s code, which reinforces slower placements); discounted returns.
+ * - Baseline (§4.5): per step index, the mean return over the last bl_rounds training episodes
+ *   with the current one included (so the first training episode's advantage is 0).
+ * - Gradient: sum over steps of adv_t * grad(-log p_t) + grad(-entropy_weight * H_t), the
+ *   entropy with the reference's +1e-3 inside the log; global-norm clipping at 1.25; Adam
+ *   (TF formulation) at a constant lr 1e-3; one update per training episode; episodes with
+ *   ep % eval_freq == 0 (episode 0 included) are greedy, update nothing and leave the baseline
+ *   and the training best alone.
+ * - Memory: instead of the reference's per-step gradients (tens of MB per step set on ptb),
+ *   each step's feature matrix and embedding seed are kept (steps x nodes x features floats)
+ *   and the steps' forward passes are recomputed after the episode in batches of `batch` steps,
+ *   each batch with one backward pass seeded by the per-step logit gradients.  The recomputed
+ *   logits equal the sampled ones up to float rounding (a batch runs the same arithmetic).
+ * - Initial placement (§4.2): init = best (the [M/B] configs' init_best_pl: all on device 0
+ *   until a training episode finds better), zero, random (one fixed random placement, [A]'s
+ *   default) or vary (a new random placement every episode).
+ * - Best placement (§4.6): an episode's best is the first argmin of x over its steps + 1
+ *   placements; the training best (what init = best restarts from) ignores eval episodes, as in
+ *   the reference; the placement returned, and best_so_far in the curve, is the lowest x over
+ *   all episodes, eval episodes included (best_from = all, like the reference's file of best
+ *   placements), or over training episodes and the starting placement (best_from = training,
+ *   like its best-so-far log).
+ * - The policy head (parent/child/parallel readout of §2.5 and the classifier) lives here, so it
+ *   serves any embedding; the embedding plugin gives node features and node embeddings.
+ */
+#include "placebench.h"
+#include "policy.h"
+#include "reinforce.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+enum {
+    OPT_EPISODES,
+    OPT_STEPS,
+    OPT_REWARD,
+    OPT_LOG_RUNTIME,
+    OPT_DISC,
+    OPT_LR,
+    OPT_ENTROPY,
+    OPT_CLIP,
+    OPT_BL_ROUNDS,
+    OPT_EVAL_FREQ,
+    OPT_INIT,
+    OPT_MEM_PENALTY,
+    OPT_MAX_MEM,
+    OPT_READOUT,
+    OPT_SMALL_NN,
+    OPT_BATCH,
+    OPT_RESIMULATE,
+    OPT_BEST_FROM,
+    N_OPTS
+};
+enum { INIT_BEST = 0, INIT_ZERO = 1, INIT_RANDOM = 2, INIT_VARY = 3 };
+
+static const pb_option_def placeto_options[] = {
+    {"episodes", PB_OPT_INT, "20", 1, 1e9, NULL,
+     "training episodes (the experiment's episodes budget wins; a sim_calls budget gives "
+     "sim_calls / (steps + 1) episodes)"},
+    {"steps", PB_OPT_INT, "0", 0, 1e9, NULL,
+     "steps per episode (max_rnds); 0 = one per node, visiting nodes[t % n]"},
+    {"reward", PB_OPT_ENUM, "intended", 1, 0, "intended|forks",
+     "intended: r_t = x_t - x_{t+1} ([A]); forks: x_{t+1} - x_t as the [M/B] code computes"},
+    {"log_runtime", PB_OPT_BOOL, "true", 1, 0, NULL,
+     "rewards on ln(run time in seconds) ([M/B] configs: on)"},
+    {"disc", PB_OPT_DOUBLE, "1", 0, 1, NULL, "discount factor of the returns"},
+    {"lr", PB_OPT_DOUBLE, "0.001", 0, 10, NULL, "Adam learning rate (constant, reference 1e-3)"},
+    {"entropy", PB_OPT_DOUBLE, "1", 0, 1e6, NULL, "entropy weight (reference ent_dec 1.0)"},
+    {"clip", PB_OPT_DOUBLE, "1.25", 0, 1e12, NULL,
+     "global gradient-norm bound (reference 1.25); 0 = no clipping"},
+    {"bl_rounds", PB_OPT_INT, "1000", 1, 1e6, NULL,
+     "training episodes the turn-based baseline averages over (bl_n_rnds; [A] suggested 10)"},
+    {"eval_freq", PB_OPT_INT, "5", 1, 1e9, NULL,
+     "episodes with ep % eval_freq == 0 are greedy and do not learn ([M/B] configs: 5)"},
+    {"init", PB_OPT_ENUM, "best", 1, 0, "best|zero|random|vary",
+     "initial placement: best = best so far, starting all on device 0 ([M/B] init_best_pl); "
+     "zero = all on device 0; random = one random placement; vary = a new one per episode"},
+    {"mem_penalty", PB_OPT_DOUBLE, "0", 0, 1e12, NULL,
+     "reward penalty per GB of peak memory above max_mem_gb ([A] suggested 2); 0 = off"},
+    {"max_mem_gb", PB_OPT_DOUBLE, "11", 0, 1e12, NULL,
+     "device memory (GB) above which the memory penalty applies"},
+    {"readout", PB_OPT_ENUM, "tri", 1, 0, "tri|graph",
+     "policy input: tri = ancestors / descendants / peers aggregation plus the node (tri_agg, "
+     "Placeto); graph = one sum over all nodes (the reference's agg_msgs path)"},
+    {"small_nn", PB_OPT_BOOL, "false", 1, 0, NULL,
+     "no hidden layers in the readout aggregators, one in the classifier (--small-nn)"},
+    {"batch", PB_OPT_INT, "16", 1, 4096, NULL,
+     "steps whose forward passes are recomputed together for the gradient (speed and memory "
+     "only)"},
+    {"resimulate", PB_OPT_ENUM, "changed", 1, 0, "changed|always",
+     "changed: a step that leaves its node on the device it was on reuses the previous "
+     "simulation (the simulator is deterministic, so nothing else changes; fewer simulator "
+     "calls); always: steps + 1 calls per episode, as the reference"},
+    {"best_from", PB_OPT_ENUM, "all", 1, 0, "all|training",
+     "placement returned: the best of all episodes (the reference's best-placement file also "
+     "keeps eval episodes'), or of training episodes only (its best-so-far log)"},
+};
+
+typedef struct placeto {
+    int episodes, steps, readout, small_nn, eval_freq, init, bl_rounds, batch, always_simulate;
+    int best_training_only;
+    double lr, entropy, clip;
+    reinforce_cfg rc;
+    uint64_t seed;
+    pb_rng rng; /* actions, random placements, embedding seeds */
+    const pb_host *host;
+    pb_nn_params *params; /* of the last place(), kept for save */
+    char *load_path;      /* parameters to start the next place() from */
+} placeto;
+
+static int placeto_create(const pb_create_args *a, void **instance, pb_error *err)
+{
+    placeto *pl = calloc(1, sizeof *pl);
+    if (!pl)
+        return pb_errorf(err, "out of memory");
+    const pb_value *o = a->opts;
+    pl->episodes = (int)o[OPT_EPISODES].i;
+    pl->steps = (int)o[OPT_STEPS].i;
+    pl->rc.sign = o[OPT_REWARD].i ? REINFORCE_SIGN_FORKS : REINFORCE_SIGN_INTENDED;
+    pl->rc.log_runtime = (int)o[OPT_LOG_RUNTIME].i;
+    pl->rc.disc = o[OPT_DISC].d;
+    pl->rc.mem_penalty = o[OPT_MEM_PENALTY].d;
+    pl->rc.max_mem_gb = o[OPT_MAX_MEM].d;
+    pl->rc.max_penalized = 10;
+    pl->lr = o[OPT_LR].d;
+    pl->entropy = o[OPT_ENTROPY].d;
+    pl->clip = o[OPT_CLIP].d;
+    pl->bl_rounds = (int)o[OPT_BL_ROUNDS].i;
+    pl->eval_freq = (int)o[OPT_EVAL_FREQ].i;
+    pl->init = (int)o[OPT_INIT].i;
+    pl->readout = o[OPT_READOUT].i ? POLICY_READOUT_GRAPH : POLICY_READOUT_TRI;
+    pl->small_nn = (int)o[OPT_SMALL_NN].i;
+    pl->batch = (int)o[OPT_BATCH].i;
+    pl->always_simulate = (int)o[OPT_RESIMULATE].i;
+    pl->best_training_only = (int)o[OPT_BEST_FROM].i;
+    pl->seed = a->seed;
+    pb_rng_seed(&pl->rng, pb_seed_derive(a->seed, "actions"));
+    pl->host = a->host;
+    *instance = pl;
+    return PB_OK;
+}
+
+static void placeto_destroy(void *instance)
+{
+    placeto *pl = instance;
+    pb_nn_params_free(pl->params);
+    free(pl->load_path);
+    free(pl);
+}
+
+static double placeto_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* ------------------------------------------------------------------ one run */
+
+typedef struct placeto_run {
+    placeto *pl;
+    const pb_problem *p;
+    const pb_host *host;
+    int n, nd, steps, fdim, edim, batch;
+    /* embedding */
+    const pb_embedding_ops *eops;
+    void *einst, *prep;
+    int has_features, has_batch;
+    /* network */
+    pb_nn_params *params;
+    pb_nn_tape *tape;
+    pb_nn_adam *adam;
+    policy pol;
+    policy_graph pg;
+    /* placements */
+    int *visit, *device, *done, *init_pl, *train_best, *ep_best, *run_best, *init_first;
+    /* the episode's steps */
+    int *actions, *cur;
+    uint64_t *eseed;
+    float *feats;   /* [steps * n * fdim] */
+    float *seedmat; /* [batch * nd] */
+    double *rt, *x, *ret, *base;
+    /* simulation */
+    pb_eval ev;
+    double *peak, *starts;
+    reinforce_baseline bl;
+    long long calls;
+    double t0;
+    double train_best_x, run_best_x, run_best_us, ep_best_x, ep_best_us;
+} placeto_run;
+
+/* Non-zero when the embedding's ops table has the optional member at `off` set. */
+static int placeto_emb_has(const pb_embedding_ops *o, size_t off)
+{
+    if (o->struct_size < off + sizeof(void (*)(void)))
+        return 0;
+    void (*fn)(void);
+    memcpy(&fn, (const char *)o + off, sizeof fn);
+    return fn != NULL;
+}
+
+static void placeto_run_free(placeto_run *r)
+{
+    if (r->prep)
+        r->eops->release(r->einst, r->prep);
+    policy_graph_free(&r->pg);
+    pb_nn_tape_free(r->tape);
+    pb_nn_adam_free(r->adam);
+    reinforce_baseline_free(&r->bl);
+    void *bufs[] = {r->init_first, r->visit,   r->device,   r->done,    r->init_pl,
+                    r->train_best, r->ep_best, r->run_best, r->actions, r->cur,
+                    r->eseed,      r->feats,   r->seedmat,  r->rt,      r->x,
+                    r->ret,        r->base,    r->peak,     r->starts};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+        free(bufs[i]);
+}
+
+static int placeto_alloc(placeto_run *r, pb_error *err)
+{
+    size_t n = (size_t)r->n, s = (size_t)r->steps;
+    int **ints[] = {&r->visit,      &r->device,  &r->done,     &r->init_pl,
+                    &r->train_best, &r->ep_best, &r->run_best, &r->init_first};
+    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
+        if (!(*ints[i] = calloc(n, sizeof(int))))
+            return pb_errorf(err, "out of memory");
+    r->actions = calloc(s, sizeof(int));
+    r->cur = calloc(s, sizeof(int));
+    r->eseed = calloc(s, sizeof(uint64_t));
+    r->feats = malloc(s * n * (size_t)r->fdim * sizeof(float));
+    r->seedmat = malloc((size_t)r->batch * (size_t)r->nd * sizeof(float));
+    r->rt = calloc(s + 1, sizeof(double));
+    r->x = calloc(s + 1, sizeof(double));
+    r->ret = calloc(s, sizeof(double));
+    r->base = calloc(s, sizeof(double));
+    r->peak = calloc((size_t)r->nd, sizeof(double));
+    r->starts = calloc((size_t)r->p->op_graph->n_nodes + 1, sizeof(double));
+    if (!r->actions || !r->cur || !r->eseed || !r->feats || !r->seedmat || !r->rt || !r->x ||
+        !r->ret || !r->base || !r->peak || !r->starts)
+        return pb_errorf(err, "out of memory (%d steps of %d nodes x %d features)", r->steps, r->n,
+                         r->fdim);
+    r->ev = (pb_eval){
+        .struct_size = sizeof(pb_eval), .peak_mem_bytes = r->peak, .node_start_us = r->starts};
+    return PB_OK;
+}
+
+/* Parameters of embedding and policy, the per-graph data and the optimizer. */
+static int placeto_network(placeto_run *r, pb_error *err)
+{
+    placeto *pl = r->pl;
+    const pb_embedding_ref *e = &r->p->embedding;
+    r->eops = e->ops;
+    r->einst = e->instance;
+    r->has_features = placeto_emb_has(e->ops, offsetof(pb_embedding_ops, features));
+    r->has_batch = placeto_emb_has(e->ops, offsetof(pb_embedding_ops, forward_batch)) &&
+                   placeto_emb_has(e->ops, offsetof(pb_embedding_ops, prepare)) &&
+                   placeto_emb_has(e->ops, offsetof(pb_embedding_ops, release));
+    r->fdim = placeto_emb_has(e->ops, offsetof(pb_embedding_ops, feature_dim))
+                  ? e->ops->feature_dim(e->instance, r->nd)
+                  : pb_placeto_features_dim(r->nd);
+    if (r->fdim < 1)
+        return pb_errorf(err, "embedding '%s' reports %d features", e->name, r->fdim);
+    pb_nn_params_free(pl->params);
+    pl->params = r->params = pb_nn_params_new();
+    r->tape = pb_nn_tape_new();
+    r->adam = pb_nn_adam_new(0.9, 0.999, 1e-8);
+    if (!r->params || !r->tape || !r->adam)
+        return pb_errorf(err, "out of memory");
+    if (e->ops->init_params(e->instance, r->params, r->fdim, &r->edim, err))
+        return PB_ERR;
+    pb_rng init_rng;
+    pb_rng_seed(&init_rng, pb_seed_derive(pl->seed, "policy"));
+    if (policy_init(&r->pol, r->params, pl->readout, r->edim, r->nd, pl->small_nn, &init_rng, err))
+        return PB_ERR;
+    if (pl->load_path && pb_nn_params_load(r->params, pl->load_path, err))
+        return PB_ERR;
+    if (r->has_batch && e->ops->prepare(e->instance, r->p->graph, &r->prep, err))
+        return PB_ERR;
+    return PB_OK;
+}
+
+static int placeto_run_init(placeto_run *r, placeto *pl, const pb_problem *p, pb_error *err)
+{
+    memset(r, 0, sizeof *r);
+    r->pl = pl;
+    r->p = p;
+    r->host = pl->host;
+    r->n = p->graph->n_nodes;
+    r->nd = p->cluster->n_devices;
+    r->steps = pl->steps > 0 ? pl->steps : r->n;
+    r->batch = pl->batch;
+    r->t0 = placeto_seconds();
+    if (!p->embedding.ops)
+        return pb_errorf(err, "placer 'placeto' needs an embedding (e.g. embedding = "
+                              "\"placeto-gnn\")");
+    if (r->n < 1 || r->nd < 1)
+        return pb_errorf(err, "placeto: %d nodes on %d devices", r->n, r->nd);
+    if (placeto_network(r, err) || placeto_alloc(r, err))
+        return PB_ERR;
+    int *topo = malloc((size_t)r->n * sizeof(int));
+    if (!topo)
+        return pb_errorf(err, "out of memory");
+    int rc = pb_traverse_topo(p->graph, topo, err);
+    if (rc == PB_OK)
+        rc = policy_graph_build(p->graph, topo, &r->pg, err);
+    memcpy(r->visit, p->order ? p->order : topo, (size_t)r->n * sizeof(int));
+    free(topo);
+    return rc;
+}
+
+static int placeto_simulate(placeto_run *r, double *x, pb_error *err)
+{
+    pb_strategy s;
+    pb_strategy_placement(&s, r->n, r->device);
+    r->ev.feasible = 1;
+    if (r->host->simulate(r->host->ctx, &s, &r->ev, err))
+        return PB_ERR;
+    r->calls++;
+    double mx = 0;
+    for (int d = 0; d < r->nd; d++)
+        if (r->peak[d] > mx)
+            mx = r->peak[d];
+    *x = reinforce_reward_runtime(&r->pl->rc, r->ev.step_time_us, mx);
+    return PB_OK;
+}
+
+/* Node embeddings of `batch` stacked feature blocks. */
+static int placeto_embed(placeto_run *r, pb_nn_tensor *xin, int batch, const uint64_t *seeds,
+                         pb_nn_tensor **h, pb_error *err)
+{
+    if (r->has_batch)
+        return r->eops->forward_batch(r->einst, r->prep, r->tape, xin, batch, seeds, h, err);
+    pb_nn_tensor *blocks[64];
+    pb_nn_tensor *acc = NULL;
+    for (int b0 = 0; b0 < batch; b0 += 64) {
+        int m = batch - b0 < 64 ? batch - b0 : 64;
+        for (int b = 0; b < m; b++) {
+            pb_nn_tensor *xb = pb_nn_rows(r->tape, xin, (b0 + b) * r->n, r->n);
+            if (r->eops->forward(r->einst, r->tape, r->p->graph, xb, &blocks[b], err))
+                return PB_ERR;
+        }
+        pb_nn_tensor *part = m == 1 ? blocks[0] : pb_nn_concat_rows(r->tape, m, blocks);
+        pb_nn_tensor *two[2] = {acc, part};
+        acc = acc ? pb_nn_concat_rows(r->tape, 2, two) : part;
+    }
+    *h = acc;
+    return pb_nn_tape_status(r->tape, err);
+}
+
+/* Logits (batch x nd) of steps whose features start at feats, on a tape reset here. */
+static int placeto_logits(placeto_run *r, int record, const float *feats, int batch,
+                          const uint64_t *seeds, const int *cur, pb_nn_tensor **logits,
+                          pb_error *err)
+{
+    pb_nn_tape_reset(r->tape, record);
+    pb_nn_tensor *xin = pb_nn_constant(r->tape, batch * r->n, r->fdim, feats);
+    pb_nn_tensor *h = NULL;
+    if (pb_nn_tape_status(r->tape, err) || placeto_embed(r, xin, batch, seeds, &h, err))
+        return PB_ERR;
+    if (!h || h->cols != r->edim || h->rows != batch * r->n)
+        return pb_errorf(err, "embedding '%s' returned %dx%d node embeddings, expected %dx%d",
+                         r->p->embedding.name, h ? h->rows : 0, h ? h->cols : 0, batch * r->n,
+                         r->edim);
+    *logits = policy_logits(r->tape, r->params, &r->pol, &r->pg, h, batch, cur);
+    return pb_nn_tape_status(r->tape, err);
+}
+
+static int placeto_features(placeto_run *r, int cur, float *out, pb_error *err)
+{
+    pb_place_state st = {sizeof st, r->p->graph, r->nd,  r->device,
+                         r->done,   cur,         &r->ev, r->p->op_graph};
+    if (r->has_features)
+        return r->eops->features(r->einst, &st, out, err);
+    return pb_placeto_features(&st, PB_FEATURE5_START_TIME, out, err);
+}
+
+static void placeto_initial_placement(placeto_run *r, int ep)
+{
+    placeto *pl = r->pl;
+    size_t bytes = (size_t)r->n * sizeof(int);
+    if (pl->init == INIT_BEST) {
+        memcpy(r->device, r->train_best, bytes);
+    } else if (pl->init == INIT_ZERO) {
+        memset(r->device, 0, bytes);
+    } else if (pl->init == INIT_RANDOM && ep > 0) {
+        memcpy(r->device, r->init_pl, bytes);
+    } else {
+        for (int v = 0; v < r->n; v++)
+            r->device[v] = (int)pb_rng_below(&pl->rng, (uint64_t)r->nd);
+        memcpy(r->init_pl, r->device, bytes);
+    }
+}
+
+/* Records placement `device` as the episode's best when x is lower. */
+static void placeto_track(placeto_run *r, double x, int first)
+{
+    if (first || x < r->ep_best_x) {
+        r->ep_best_x = x;
+        r->ep_best_us = r->ev.step_time_us;
+        memcpy(r->ep_best, r->device, (size_t)r->n * sizeof(int));
+    }
+}
+
+static int placeto_episode(placeto_run *r, int ep, int greedy, pb_error *err)
+{
+    int n = r->n, fd = r->fdim;
+    placeto_initial_placement(r, ep);
+    if (ep == 0)
+        memcpy(r->init_first, r->device, (size_t)n * sizeof(int));
+    memset(r->done, 0, (size_t)n * sizeof(int));
+    if (placeto_simulate(r, &r->x[0], err))
+        return PB_ERR;
+    r->rt[0] = r->ev.step_time_us;
+    placeto_track(r, r->x[0], 1);
+    for (int t = 0; t < r->steps; t++) {
+        int v = r->visit[t % n];
+        /* Greedy episodes never recompute, so they reuse the first step's feature slot. */
+        float *feat = r->feats + (greedy ? 0 : (size_t)t * n * fd);
+        pb_nn_tensor *logits = NULL;
+        r->eseed[t] = pb_rng_next(&r->pl->rng);
+        if (placeto_features(r, v, feat, err) ||
+            placeto_logits(r, 0, feat, 1, &r->eseed[t], &v, &logits, err))
+            return PB_ERR;
+        int a = greedy ? reinforce_argmax(logits->data, r->nd)
+                       : reinforce_sample(logits->data, r->nd, &r->pl->rng);
+        r->actions[t] = a;
+        r->cur[t] = v;
+        int same = r->device[v] == a && !r->pl->always_simulate;
+        r->device[v] = a;
+        if (same)
+            r->x[t + 1] = r->x[t];
+        else if (placeto_simulate(r, &r->x[t + 1], err))
+            return PB_ERR;
+        r->rt[t + 1] = r->ev.step_time_us;
+        placeto_track(r, r->x[t + 1], 0);
+        r->done[v]++;
+    }
+    return PB_OK;
+}
+
+/* One REINFORCE step from the episode just run. */
+static int placeto_update(placeto_run *r, pb_error *err)
+{
+    placeto *pl = r->pl;
+    int R = r->steps, nd = r->nd;
+    reinforce_returns(&pl->rc, r->x, R, r->ret);
+    reinforce_baseline_push(&r->bl, r->ret);
+    reinforce_baseline_mean(&r->bl, r->base);
+    pb_nn_params_zero_grad(r->params);
+    for (int t0 = 0; t0 < R; t0 += r->batch) {
+        int b = R - t0 < r->batch ? R - t0 : r->batch;
+        pb_nn_tensor *logits = NULL;
+        if (placeto_logits(r, 1, r->feats + (size_t)t0 * r->n * r->fdim, b, r->eseed + t0,
+                           r->cur + t0, &logits, err))
+            return PB_ERR;
+        for (int i = 0; i < b; i++)
+            reinforce_logit_grad(logits->data + (size_t)i * nd, nd, r->actions[t0 + i],
+                                 r->ret[t0 + i] - r->base[t0 + i], pl->entropy,
+                                 r->seedmat + (size_t)i * nd);
+        if (pb_nn_backward(r->tape, logits, r->seedmat, err))
+            return PB_ERR;
+    }
+    if (pl->clip > 0)
+        pb_nn_clip_grad_norm(r->params, pl->clip);
+    return pb_nn_adam_step(r->adam, r->params, pl->lr, err);
+}
+
+/* Bookkeeping after an episode: training best, run best, the curve point. */
+static void placeto_after_episode(placeto_run *r, int ep, int greedy)
+{
+    size_t bytes = (size_t)r->n * sizeof(int);
+    if (!greedy && r->ep_best_x < r->train_best_x) {
+        r->train_best_x = r->ep_best_x;
+        memcpy(r->train_best, r->ep_best, bytes);
+    }
+    if (ep == 0) { /* the run's best starts as the placement it started from */
+        r->run_best_x = r->x[0];
+        r->run_best_us = r->rt[0];
+        memcpy(r->run_best, r->init_first, bytes);
+    }
+    if ((!greedy || !r->pl->best_training_only) && r->ep_best_x < r->run_best_x) {
+        r->run_best_x = r->ep_best_x;
+        r->run_best_us = r->ep_best_us;
+        memcpy(r->run_best, r->ep_best, bytes);
+    }
+    pb_progress pr = {sizeof pr,      ep,       r->ep_best_us,
+                      r->run_best_us, r->calls, placeto_seconds() - r->t0};
+    r->host->progress(r->host->ctx, &pr);
+}
+
+static int placeto_episode_count(const placeto_run *r)
+{
+    const pb_budget *b = &r->p->budget;
+    if (b->episodes > 0)
+        return b->episodes;
+    if (b->sim_calls > 0) {
+        long long e = b->sim_calls / (r->steps + 1);
+        return e > 0 ? (int)(e < 1000000000 ? e : 1000000000) : 1;
+    }
+    return r->pl->episodes;
+}
+
+static int placeto_stop(const placeto_run *r)
+{
+    if (r->host->deadline_passed && r->host->deadline_passed(r->host->ctx))
+        return 1;
+    return r->p->budget.wall_s > 0 && placeto_seconds() - r->t0 >= r->p->budget.wall_s;
+}
+
+static int placeto_loop(placeto_run *r, double *initial_us, pb_error *err)
+{
+    placeto *pl = r->pl;
+    int episodes = placeto_episode_count(r);
+    int training = episodes - (episodes + pl->eval_freq - 1) / pl->eval_freq;
+    if (reinforce_baseline_init(&r->bl, r->steps, pl->bl_rounds, training > 0 ? training : 1, err))
+        return PB_ERR;
+    memset(r->train_best, 0, (size_t)r->n * sizeof(int)); /* init_best_pl starts at zero */
+    r->train_best_x = INFINITY;
+    for (int ep = 0; ep < episodes; ep++) {
+        if (ep > 0 && placeto_stop(r))
+            break;
+        int greedy = ep % pl->eval_freq == 0;
+        if (placeto_episode(r, ep, greedy, err))
+            return PB_ERR;
+        if (ep == 0)
+            *initial_us = r->rt[0];
+        if (!greedy && placeto_update(r, err))
+            return PB_ERR;
+        placeto_after_episode(r, ep, greedy);
+    }
+    return PB_OK;
+}
+
+static int placeto_place(void *instance, const pb_problem *p, pb_strategy *best, double *initial_us,
+                         pb_error *err)
+{
+    placeto *pl = instance;
+    placeto_run r;
+    *initial_us = -1;
+    int rc = placeto_run_init(&r, pl, p, err);
+    if (rc == PB_OK)
+        rc = placeto_loop(&r, initial_us, err);
+    if (rc == PB_OK)
+        memcpy(best->device, r.run_best, (size_t)r.n * sizeof(int));
+    placeto_run_free(&r);
+    return rc;
+}
+
+static int placeto_save(void *instance, const char *path, pb_error *err)
+{
+    placeto *pl = instance;
+    if (!pl->params)
+        return pb_errorf(err, "placeto: nothing to save before a placement has run");
+    return pb_nn_params_save(pl->params, path, err);
+}
+
+static int placeto_load(void *instance, const char *path, pb_error *err)
+{
+    placeto *pl = instance;
+    char *copy = strdup(path);
+    if (!copy)
+        return pb_errorf(err, "out of memory");
+    free(pl->load_path);
+    pl->load_path = copy;
+    return PB_OK;
+}
+
+static const pb_placer_ops placeto_ops = {
+    .struct_size = sizeof(pb_placer_ops),
+    .create = placeto_create,
+    .destroy = placeto_destroy,
+    .place = placeto_place,
+    .train = NULL,
+    .save = placeto_save,
+    .load = placeto_load,
+};
+
+PB_PLUGIN(PB_KIND_PLACER, "placeto", "1.0",
+          "Placeto: progressive REINFORCE placement with a graph embedding (Addanki et al.)",
+          placeto_options, N_OPTS, &placeto_ops);
