@@ -27,7 +27,7 @@ typedef struct place_host {
     double soft_deadline; /* monotonic seconds; 0 = none */
 } place_host;
 
-static double place_now(clockid_t clock)
+double place_now(clockid_t clock)
 {
     struct timespec ts;
     clock_gettime(clock, &ts);
