@@ -1,58 +1,203 @@
-/* cmd_report.c — placebench report: the summary table of a results file. */
+/* cmd_report.c — placebench report: the summary table and the papers' tables of a results file. */
 #include "cli.h"
 #include "cli_output.h"
+#include "cli_tables.h"
 
 #include "store.h"
+#include "store_tables.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static const char cmd_report_usage[] =
-    "placebench report DB [--csv] [--out FILE]\n"
+    "placebench report DB [--tables LIST] [--csv] [--out FILE] [--placer NAME]\n"
+    "                     [--embedding NAME] [--traversal NAME] [--baseline NAME]\n"
+    "                     [--episodes LIST]\n"
     "\n"
-    "Prints one row per (dataset, devices, placer, embedding, traversal) of the results file DB:\n"
-    "runs ok and failed, then over the ok runs the mean initial and best step time (us), the mean\n"
-    "improvement over the initial placement (%), the mean search wall time (s) and the mean\n"
-    "number of simulator calls.  Markdown by default, with the runs that did not finish ok\n"
-    "listed below the table.\n"
+    "Prints tables of the results file DB, markdown by default.\n"
     "\n"
-    "  --csv        write the table as CSV (full-precision numbers, no failed-run list)\n"
-    "  --out FILE   write to FILE instead of stdout (FILE appears only when complete)";
+    "  summary     one row per (dataset, devices, cluster, placer, embedding, traversal): runs\n"
+    "              ok and failed, then over the ok runs the mean initial and best step time\n"
+    "              (us), the mean improvement over the initial placement (%), the mean search\n"
+    "              wall time (s) and the mean number of simulator calls; the runs that did not\n"
+    "              finish ok are listed below it.\n"
+    "  orders      the traversal-order paper's Tables II-IV: per family (the folder a dataset\n"
+    "              entry names or its graph files lie in), device count and episode, how many\n"
+    "              graphs each traversal order found the lowest mean (over repeats) best step\n"
+    "              time for, beside the paper's counts.\n"
+    "  embeddings  the embedding paper's Tables 1-3: improvement over the initial placement,\n"
+    "              computation time and EC ratio per embedding, family and device count, their\n"
+    "              averages and the change relative to the baseline embedding, beside the\n"
+    "              paper's figures.\n"
+    "\n"
+    "  --tables LIST     comma-separated of summary, orders, embeddings; default: the summary,\n"
+    "                    then the orders tables when the placer's runs have 2 or more orders and\n"
+    "                    the embedding tables when they have 2 or more embeddings\n"
+    "  --csv             CSV instead of markdown (full precision; one table: the summary unless\n"
+    "                    --tables names another)\n"
+    "  --out FILE        write to FILE instead of stdout (FILE appears only when complete)\n"
+    "  --placer NAME     the learned placer of the paper tables (default placeto)\n"
+    "  --embedding NAME  orders tables: only runs with this embedding (needed when the runs use\n"
+    "                    several)\n"
+    "  --traversal NAME  embedding tables: only runs with this traversal order\n"
+    "  --baseline NAME   embedding the summary compares with (default placeto-gnn)\n"
+    "  --episodes LIST   orders tables: 0-based episodes compared (default 9,19,49)";
 
-int cmd_report(int argc, char **argv)
+enum { REPORT_SUMMARY = 1, REPORT_ORDERS = 2, REPORT_EMBEDDINGS = 4 };
+
+typedef struct report_args {
+    const char *db, *out, *placer, *embedding, *traversal, *baseline;
+    int tables; /* REPORT_* bits; 0 = automatic */
+    int csv;
+    int episodes[16];
+    int n_episodes;
+} report_args;
+
+static int report_parse_tables(const char *list, int *tables)
 {
-    const char *db = NULL, *out = NULL;
-    int format = STORE_REPORT_MARKDOWN;
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", list);
+    *tables = 0;
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        if (strcmp(t, "summary") == 0)
+            *tables |= REPORT_SUMMARY;
+        else if (strcmp(t, "orders") == 0)
+            *tables |= REPORT_ORDERS;
+        else if (strcmp(t, "embeddings") == 0)
+            *tables |= REPORT_EMBEDDINGS;
+        else
+            return cli_error("report: --tables: unknown table '%s' (summary, orders, embeddings)",
+                             t);
+    }
+    return *tables ? 0 : cli_error("report: --tables: empty list");
+}
+
+static int report_parse_episodes(const char *list, report_args *a)
+{
+    a->n_episodes = 0;
+    const char *p = list;
+    while (*p) {
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (end == p || v < 0 || v > 1000000000 || (*end && *end != ',') ||
+            a->n_episodes == (int)(sizeof a->episodes / sizeof *a->episodes))
+            return cli_error("report: --episodes: '%s' is not a list of at most 16 episode "
+                             "numbers (0-based)",
+                             list);
+        a->episodes[a->n_episodes++] = (int)v;
+        p = *end ? end + 1 : end;
+    }
+    return a->n_episodes ? 0 : cli_error("report: --episodes: empty list");
+}
+
+/* The option's value slot, or NULL when arg takes none. */
+static const char **report_value_slot(report_args *a, const char *arg)
+{
+    static const char *const names[] = {"--out", "--placer", "--embedding", "--traversal",
+                                        "--baseline"};
+    const char **slots[] = {&a->out, &a->placer, &a->embedding, &a->traversal, &a->baseline};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (strcmp(arg, names[i]) == 0)
+            return slots[i];
+    return NULL;
+}
+
+/* Returns -1 when parsed, else the exit status to return. */
+static int report_parse(int argc, char **argv, report_args *a)
+{
+    *a = (report_args){
+        .placer = "placeto", .baseline = "placeto-gnn", .episodes = {9, 19, 49}, .n_episodes = 3};
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--out") == 0 && i + 1 >= argc)
+        const char **slot = report_value_slot(a, argv[i]);
+        int takes = slot || strcmp(argv[i], "--tables") == 0 || strcmp(argv[i], "--episodes") == 0;
+        if (takes && i + 1 >= argc)
             return cli_error("report: %s needs a value", argv[i]);
         if (cli_is_help(argv[i])) {
             puts(cmd_report_usage);
             return 0;
         }
-        if (strcmp(argv[i], "--csv") == 0)
-            format = STORE_REPORT_CSV;
-        else if (strcmp(argv[i], "--out") == 0)
-            out = argv[++i];
+        if (slot)
+            *slot = argv[++i];
+        else if (strcmp(argv[i], "--tables") == 0) {
+            if (report_parse_tables(argv[++i], &a->tables))
+                return 1;
+        } else if (strcmp(argv[i], "--episodes") == 0) {
+            if (report_parse_episodes(argv[++i], a))
+                return 1;
+        } else if (strcmp(argv[i], "--csv") == 0)
+            a->csv = 1;
         else if (argv[i][0] == '-' && argv[i][1] != '\0')
             return cli_error("report: unknown option '%s' (see 'placebench report --help')",
                              argv[i]);
-        else if (!db)
-            db = argv[i];
+        else if (!a->db)
+            a->db = argv[i];
         else
             return cli_error("report: one results file only ('%s' is a second one)", argv[i]);
     }
-    if (!db)
+    if (!a->db)
         return cli_usage(cmd_report_usage);
+    int t = a->tables;
+    if (a->csv && t && (t & (t - 1)))
+        return cli_error("report: --csv writes one table; name one with --tables");
+    return -1;
+}
+
+/* Writes the requested tables; automatic mode skips paper tables the data does not support. */
+static int report_write(store *s, const report_args *a, FILE *f, pb_error *err)
+{
+    int tables = a->tables ? a->tables : REPORT_SUMMARY;
+    int automatic = a->tables == 0 && !a->csv;
+    if ((tables & REPORT_SUMMARY) &&
+        store_report_summary(s, f, a->csv ? STORE_REPORT_CSV : STORE_REPORT_MARKDOWN, err))
+        return 1;
+    if ((tables & REPORT_ORDERS) || automatic) {
+        store_order_wins w;
+        pb_error e2 = {{0}};
+        int rc = store_tables_order_wins(s, a->placer, a->embedding, a->episodes, a->n_episodes, &w,
+                                         automatic ? &e2 : err);
+        if (!rc && (!automatic || w.n_orders >= 2)) {
+            if (!a->csv)
+                fputs("\n## Traversal orders: best-order counts (traversal-order paper, Tables "
+                      "II-IV)\n\n",
+                      f);
+            cli_tables_orders(f, &w, a->csv);
+        }
+        store_order_wins_free(&w);
+        if (rc && !automatic)
+            return 1;
+    }
+    if ((tables & REPORT_EMBEDDINGS) || automatic) {
+        store_embedding_table t;
+        pb_error e2 = {{0}};
+        int rc = store_tables_embeddings(s, a->placer, a->traversal, &t, automatic ? &e2 : err);
+        if (!rc && (!automatic || t.n_embeddings >= 2)) {
+            if (!a->csv)
+                fputs("\n## Graph embeddings (embedding paper, Tables 1-3)\n\n", f);
+            cli_tables_embeddings(f, &t, a->baseline, a->csv);
+        }
+        store_embedding_table_free(&t);
+        if (rc && !automatic)
+            return 1;
+    }
+    return 0;
+}
+
+int cmd_report(int argc, char **argv)
+{
+    report_args a;
+    int rc = report_parse(argc, argv, &a);
+    if (rc >= 0)
+        return rc;
     pb_error err = {{0}};
     store *s;
-    if (store_open_readonly(db, &s, &err))
+    if (store_open_readonly(a.db, &s, &err))
         return cli_error("%s", err.msg);
     cli_output o;
-    if (cli_output_open(&o, out)) {
+    if (cli_output_open(&o, a.out)) {
         store_close(s);
         return 1;
     }
-    int rc = store_report_summary(s, o.f, format, &err);
+    rc = report_write(s, &a, o.f, &err);
     store_close(s);
     if (rc) {
         cli_output_close(&o, 0);

@@ -1,0 +1,74 @@
+/* store_tables.h — the reproduced papers' tables computed from a results file: best-order win
+ * counts (traversal-order paper, Tables II-IV) and improvement, computation time and EC ratio
+ * per embedding (embedding paper, Tables 1-3). */
+#ifndef PB_STORE_TABLES_H
+#define PB_STORE_TABLES_H
+
+#include "store.h"
+
+/*
+ * Win counts of traversal orders.  Over the runs that finished ok with the given placer (and
+ * embedding, when not NULL), grouped by (dataset, n_devices): for every graph and order, the
+ * best step time found by the end of episode e (the curve's best_so_far_us at episode e, 0-based
+ * as stored, so 9/19/49 are the ends of the 10th/20th/50th episodes) is averaged over the
+ * repeats; the order with the lowest mean wins that graph.  Orders tied for the lowest mean all
+ * win (each tie is counted in `ties`).  A graph counts only when every order of its group has a
+ * run reaching episode e.
+ */
+typedef struct store_order_wins {
+    char **datasets; /* [n_datasets] owned, sorted */
+    int n_datasets;
+    int *devices; /* [n_devices] sorted device counts */
+    int n_devices;
+    int *episodes; /* [n_episodes] as requested */
+    int n_episodes;
+    char **orders; /* [n_orders] owned traversal names, sorted */
+    int n_orders;
+    /* Cell (dataset i, devices j, episode k): index c = (i * n_devices + j) * n_episodes + k.
+     * wins[c * n_orders + o]: graphs order o won; graphs[c]: graphs compared (0: no data);
+     * ties[c]: graphs won by more than one order. */
+    int *wins;
+    int *graphs;
+    int *ties;
+} store_order_wins;
+
+/* Fills *out (caller frees with store_order_wins_free, also after an error).  An error when no
+ * run matches, or when embedding is NULL and the placer's runs use several embeddings. */
+int store_tables_order_wins(store *s, const char *placer, const char *embedding,
+                            const int *episodes, int n_episodes, store_order_wins *out,
+                            pb_error *err);
+void store_order_wins_free(store_order_wins *w);
+
+/* One (dataset, devices, embedding) cell of the embedding tables; means over the ok runs. */
+typedef struct store_embedding_cell {
+    int n_runs, n_graphs;   /* 0 runs: no data, the rest NaN */
+    double improvement_pct; /* mean of (initial - best) / initial * 100 */
+    double wall_s;          /* mean computation (search wall) time */
+    double ec;              /* mean of (initial - best) / initial / wall_s, per second */
+} store_embedding_cell;
+
+/*
+ * Improvement, computation time and EC ratio per embedding.  Over the runs that finished ok with
+ * the given placer (and traversal, when not NULL) and a finite positive initial step time,
+ * grouped by (dataset, n_devices, embedding).  `overall[e]` is Table 3's row: the mean over the
+ * (dataset, devices) cells that embedding e has data for, of the cell means, as the paper
+ * averages over datasets and device counts.
+ */
+typedef struct store_embedding_table {
+    char **datasets; /* [n_datasets] owned, sorted */
+    int n_datasets;
+    int *devices; /* [n_devices] sorted */
+    int n_devices;
+    char **embeddings; /* [n_embeddings] owned, sorted */
+    int n_embeddings;
+    store_embedding_cell *cells;   /* [(i * n_devices + j) * n_embeddings + e] */
+    store_embedding_cell *overall; /* [n_embeddings]; n_runs = total runs */
+} store_embedding_table;
+
+/* Fills *out (caller frees with store_embedding_table_free, also after an error).  An error when
+ * no run matches. */
+int store_tables_embeddings(store *s, const char *placer, const char *traversal,
+                            store_embedding_table *out, pb_error *err);
+void store_embedding_table_free(store_embedding_table *t);
+
+#endif
