@@ -12,7 +12,7 @@
 
 static const char run_usage[] =
     "placebench run CONFIG [-j N] [--shard i/N] [--profile NAME] [--timeout S]\n"
-    "                      [--results FILE] [--quiet]\n"
+    "                      [--results FILE] [--sample K [--sample-seed S]] [--quiet]\n"
     "\n"
     "Runs every run of the experiment described by CONFIG (a Lua file) that the results file\n"
     "does not hold yet, so re-running a killed or finished sweep resumes it.  Each run executes\n"
@@ -25,6 +25,12 @@ static const char run_usage[] =
     "  --profile NAME  apply the config's profiles[NAME] overrides (e.g. quick)\n"
     "  --timeout S     per-run wall-time limit in seconds, overriding the config's 'timeout'\n"
     "  --results FILE  results file (default: the config's 'results', else results/NAME.db)\n"
+    "  --sample K      run only K of the runs (of the shard), drawn uniformly at random without\n"
+    "                  replacement, and print the wall time the whole sweep would take at the\n"
+    "                  same -j, extrapolated from theirs (runs already stored are not re-run\n"
+    "                  and not timed: use a fresh --results file to measure); the runs are\n"
+    "                  ordinary runs of the sweep, which a later full run skips\n"
+    "  --sample-seed S the draw's seed (default: the experiment's seed)\n"
     "  --quiet         no progress output\n"
     "\n"
     "Exit status: 0 when the sweep completed (failed runs are recorded in the results file and\n"
@@ -39,10 +45,28 @@ static int run_parse_shard(const char *s, int *i, int *n)
     return 0;
 }
 
+/* After a sample: the wall time of the shard's runs at the same -j, from the sampled runs'. */
+static void run_print_extrapolation(const runner_opts *o, const runner_summary *sum)
+{
+    int timed = sum->ok + sum->failed;
+    if (timed == 0) {
+        printf("sample of %d of %d runs (seed %llu): none ran (all already stored), nothing to "
+               "extrapolate from\n",
+               sum->in_shard, sum->shard_all, o->sample_seed);
+        return;
+    }
+    double per_run = sum->wall_s / timed, total = per_run * sum->shard_all;
+    printf("sample of %d of %d runs (seed %llu): %d ran in %.1f s at -j %d, %.3f s of wall time "
+           "per run; all %d runs: %.0f s = %.2f h at -j %d (extrapolated)\n",
+           sum->in_shard, sum->shard_all, o->sample_seed, timed, sum->wall_s, o->jobs, per_run,
+           sum->shard_all, total, total / 3600, o->jobs);
+}
+
 int cmd_run(int argc, char **argv)
 {
-    runner_opts o = {1, 0, 1, 0, NULL, isatty(2) ? 2 : 1};
+    runner_opts o = {.jobs = 1, .shard_count = 1, .progress = isatty(2) ? 2 : 1};
     const char *config = NULL, *profile = NULL;
+    int sample_seed_set = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int more = i + 1 < argc;
@@ -68,6 +92,18 @@ int cmd_run(int argc, char **argv)
                 return cli_error("--timeout %s: need a positive number of seconds", argv[i]);
         } else if (strcmp(a, "--results") == 0 && more) {
             o.results = argv[++i];
+        } else if (strcmp(a, "--sample") == 0 && more) {
+            char *end;
+            long k = strtol(argv[++i], &end, 10);
+            if (*end || k < 1 || k > 100000000)
+                return cli_error("--sample %s: need a number of runs >= 1", argv[i]);
+            o.sample = (int)k;
+        } else if (strcmp(a, "--sample-seed") == 0 && more) {
+            char *end;
+            o.sample_seed = strtoull(argv[++i], &end, 10);
+            if (*end || argv[i][0] == '-' || !argv[i][0])
+                return cli_error("--sample-seed %s: need a non-negative integer", argv[i]);
+            sample_seed_set = 1;
         } else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
             o.progress = 0;
         } else if (a[0] == '-') {
@@ -91,6 +127,8 @@ int cmd_run(int argc, char **argv)
         return 1;
     }
     const char *results = o.results ? o.results : p->x->results;
+    if (o.sample > 0 && !sample_seed_set)
+        o.sample_seed = p->x->seed;
     if (o.progress)
         fprintf(stderr, "experiment '%s': %d runs%s, results in %s\n", p->x->name, p->n_runs,
                 o.shard_count > 1 ? " (before sharding)" : "", results);
@@ -105,5 +143,7 @@ int cmd_run(int argc, char **argv)
         fprintf(stderr,
                 "done: %d runs in this shard, %d already stored, %d ok, %d failed, %.1f s\n",
                 sum.in_shard, sum.skipped, sum.ok, sum.failed, sum.wall_s);
+    if (o.sample > 0)
+        run_print_extrapolation(&o, &sum);
     return 0;
 }

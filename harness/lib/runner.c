@@ -379,6 +379,42 @@ static int runner_enforce_deadlines(runner_worker *ws, int jobs)
     return (int)(next * 1000) + 1;
 }
 
+static int runner_shard_size(const plan *p, int shards, int index)
+{
+    int n = 0;
+    for (int i = 0; i < p->n_runs; i++)
+        n += i % shards == index;
+    return n;
+}
+
+static int runner_cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+/* Writes the indices of the shard's runs to pick (all of them, or o->sample drawn uniformly
+ * without replacement from o->sample_seed, in plan order) into out; returns their count. */
+static int runner_pick(const plan *p, int shards, const runner_opts *o, int *out)
+{
+    int n = 0;
+    for (int i = 0; i < p->n_runs; i++)
+        if (i % shards == o->shard_index)
+            out[n++] = i;
+    if (o->sample <= 0 || o->sample >= n)
+        return n;
+    pb_rng rng;
+    pb_rng_seed(&rng, o->sample_seed);
+    for (int k = 0; k < o->sample; k++) {
+        int j = k + (int)pb_rng_below(&rng, (uint64_t)(n - k));
+        int t = out[k];
+        out[k] = out[j];
+        out[j] = t;
+    }
+    qsort(out, (size_t)o->sample, sizeof *out, runner_cmp_int);
+    return o->sample;
+}
+
 int runner_run(plan *p, const runner_opts *o, runner_summary *sum, pb_error *err)
 {
     memset(sum, 0, sizeof *sum);
@@ -395,9 +431,10 @@ int runner_run(plan *p, const runner_opts *o, runner_summary *sum, pb_error *err
         store_close(st);
         return pb_errorf(err, "out of memory");
     }
-    for (int i = 0; i < p->n_runs; i++) {
-        if (i % shards != o->shard_index)
-            continue;
+    int n_pick = runner_pick(p, shards, o, todo);
+    sum->shard_all = runner_shard_size(p, shards, o->shard_index);
+    for (int k = 0; k < n_pick; k++) {
+        int i = todo[k];
         sum->in_shard++;
         if (store_has_run(st, p->runs[i].spec->run_id))
             sum->skipped++;

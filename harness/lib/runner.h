@@ -12,11 +12,14 @@ typedef struct runner_opts {
     double timeout_s;    /* > 0 overrides the config's per-run limit */
     const char *results; /* results file; NULL = the experiment's */
     int progress;        /* 0 quiet, 1 plain lines, 2 a refreshing terminal line */
+    int sample;          /* > 0: run only this many of the shard's runs, drawn at random */
+    unsigned long long sample_seed; /* the draw's seed */
 } runner_opts;
 
 typedef struct runner_summary {
-    int in_shard; /* runs of this shard */
-    int skipped;  /* already in the results file */
+    int in_shard;  /* runs of this shard (of the sample, when sampling) */
+    int shard_all; /* runs of this shard before sampling */
+    int skipped;   /* already in the results file */
     int ok;
     int failed; /* failed, crashed or timed out */
     double wall_s;
