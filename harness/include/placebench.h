@@ -25,7 +25,7 @@ extern "C" {
 #endif
 
 #define PB_ABI_MAJOR 1
-#define PB_ABI_MINOR 0
+#define PB_ABI_MINOR 1
 #define PB_DESCRIPTOR_SYMBOL placebench_plugin
 #define PB_DESCRIPTOR_SYMBOL_NAME "placebench_plugin"
 
@@ -405,7 +405,15 @@ typedef struct pb_placer_ops {
     int (*train)(void *instance, const pb_problem *const *problems, int n, pb_error *err);
     int (*save)(void *instance, const char *path, pb_error *err);
     int (*load)(void *instance, const char *path, pb_error *err);
+    /* Since ABI 1.1: the plugin kinds the placer consults besides the simulator (PB_USES_*
+     * bits).  A sweep varies the embedding and traversal axes only for placers that use them
+     * (a placer that uses neither runs once per graph, devices and options, not once per
+     * embedding and order); a placer built for ABI 1.0 (an ops table without this field) is
+     * taken to use both. */
+    unsigned int uses;
 } pb_placer_ops;
+
+enum { PB_USES_EMBEDDING = 1u << 0, PB_USES_TRAVERSAL = 1u << 1 };
 
 /* ---------------------------------------------------------------- descriptor */
 

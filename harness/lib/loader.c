@@ -378,3 +378,13 @@ const char *loader_rejected_reason(const loader *l, int i)
 {
     return i >= 0 && i < l->n_rejected ? l->rejected[i].why : NULL;
 }
+
+unsigned loader_placer_uses(const loader_entry *e)
+{
+    if (e->desc->kind != PB_KIND_PLACER)
+        return 0;
+    const pb_placer_ops *o = e->desc->ops;
+    if (o->struct_size < offsetof(pb_placer_ops, uses) + sizeof o->uses)
+        return PB_USES_EMBEDDING | PB_USES_TRAVERSAL;
+    return o->uses;
+}

@@ -40,6 +40,10 @@ int loader_open_file(loader *l, const char *path, const loader_entry **out, pb_e
 int loader_rejected_count(const loader *l);
 const char *loader_rejected_reason(const loader *l, int i);
 
+/* The PB_USES_* bits of a placer plugin: its ops table's `uses`, or both bits for a placer
+ * built before the field existed (ABI 1.0); 0 for plugins of other kinds. */
+unsigned loader_placer_uses(const loader_entry *e);
+
 /* "placer", "simulator", ... for a pb_kind; NULL for an unknown kind. */
 const char *loader_kind_name(int kind);
 /* The pb_kind for a word, or 0. */

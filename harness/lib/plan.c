@@ -112,6 +112,17 @@ static int plan_run_resolve(plan *p, int i, pb_error *err)
     return plan_load_graph(p, s->graph_path, &r->graph, err);
 }
 
+/* sweep_uses callback: the placer plugin's PB_USES_* bits; both when it cannot be found (the
+ * plan's own resolution then reports why). */
+static unsigned plan_placer_uses(void *ctx, const char *placer)
+{
+    const loader_entry *e;
+    pb_error ignored;
+    if (loader_find(ctx, PB_KIND_PLACER, placer, &e, &ignored))
+        return PB_USES_EMBEDDING | PB_USES_TRAVERSAL;
+    return loader_placer_uses(e);
+}
+
 int plan_build(experiment *x, plan **out, pb_error *err)
 {
     *out = NULL;
@@ -121,16 +132,16 @@ int plan_build(experiment *x, plan **out, pb_error *err)
         return pb_errorf(err, "out of memory");
     }
     p->x = x;
-    if (sweep_expand(x, &p->specs, &p->n_runs, err)) {
+    p->loader = loader_new((const char *const *)x->plugin_path, x->n_plugin_path, err);
+    sweep_uses uses = {plan_placer_uses, p->loader};
+    if (!p->loader || sweep_expand(x, &uses, &p->specs, &p->n_runs, err)) {
         plan_free(p);
         return PB_ERR;
     }
-    p->loader = loader_new((const char *const *)x->plugin_path, x->n_plugin_path, err);
     p->runs = calloc((size_t)(p->n_runs ? p->n_runs : 1), sizeof(plan_run));
-    if (!p->loader || !p->runs) {
-        int had_loader = p->loader != NULL;
+    if (!p->runs) {
         plan_free(p);
-        return had_loader ? pb_errorf(err, "out of memory") : PB_ERR;
+        return pb_errorf(err, "out of memory");
     }
     for (int i = 0; i < p->n_runs; i++)
         if (plan_run_resolve(p, i, err)) {

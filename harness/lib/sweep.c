@@ -51,6 +51,7 @@ typedef struct sweep_state {
     const sweep_graph *graph;
     int devices;
     const char *cluster;
+    const sweep_uses *uses;
     const cfg_plugin *plugin[4]; /* simulator, placer, embedding, traversal; NULL for none */
     const cfg_option **axis;     /* every option of the four plugins, in odometer order */
     int *choice;                 /* value index of each axis */
@@ -356,21 +357,42 @@ static int sweep_count(const cfg_plugin_list *l)
     return l->n ? l->n : 1;
 }
 
+/* The PB_USES_* bits of a placer (both when no placer or no answer). */
+static unsigned sweep_placer_uses(const sweep_state *st, const cfg_plugin *placer)
+{
+    if (!placer || !st->uses || !st->uses->fn)
+        return PB_USES_EMBEDDING | PB_USES_TRAVERSAL;
+    return st->uses->fn(st->uses->ctx, placer->name);
+}
+
+/* Embeddings and traversals of the current placer: only the kinds it uses. */
+static int sweep_expand_helpers(sweep_state *st, pb_error *err)
+{
+    const experiment *x = st->x;
+    unsigned uses = sweep_placer_uses(st, st->plugin[1]);
+    int n_emb = uses & PB_USES_EMBEDDING ? sweep_count(&x->embeddings) : 1;
+    int n_trav = uses & PB_USES_TRAVERSAL ? sweep_count(&x->traversals) : 1;
+    for (int e = 0; e < n_emb; e++)
+        for (int t = 0; t < n_trav; t++) {
+            st->plugin[2] = uses & PB_USES_EMBEDDING ? sweep_pick(&x->embeddings, e) : NULL;
+            st->plugin[3] = uses & PB_USES_TRAVERSAL ? sweep_pick(&x->traversals, t) : NULL;
+            if (sweep_expand_options(st, err))
+                return PB_ERR;
+        }
+    return PB_OK;
+}
+
 /* Simulators, placers, embeddings and traversals of the current graph, devices and cluster. */
 static int sweep_expand_plugins(sweep_state *st, pb_error *err)
 {
     const experiment *x = st->x;
     for (int s = 0; s < sweep_count(&x->simulators); s++)
-        for (int p = 0; p < sweep_count(&x->placers); p++)
-            for (int e = 0; e < sweep_count(&x->embeddings); e++)
-                for (int t = 0; t < sweep_count(&x->traversals); t++) {
-                    st->plugin[0] = sweep_pick(&x->simulators, s);
-                    st->plugin[1] = sweep_pick(&x->placers, p);
-                    st->plugin[2] = sweep_pick(&x->embeddings, e);
-                    st->plugin[3] = sweep_pick(&x->traversals, t);
-                    if (sweep_expand_options(st, err))
-                        return PB_ERR;
-                }
+        for (int p = 0; p < sweep_count(&x->placers); p++) {
+            st->plugin[0] = sweep_pick(&x->simulators, s);
+            st->plugin[1] = sweep_pick(&x->placers, p);
+            if (sweep_expand_helpers(st, err))
+                return PB_ERR;
+        }
     return PB_OK;
 }
 
@@ -447,7 +469,8 @@ static int sweep_check_lists(const experiment *x, pb_error *err)
     return PB_OK;
 }
 
-int sweep_expand(const experiment *x, run_spec **runs, int *n, pb_error *err)
+int sweep_expand(const experiment *x, const sweep_uses *uses, run_spec **runs, int *n,
+                 pb_error *err)
 {
     *runs = NULL;
     *n = 0;
@@ -462,6 +485,7 @@ int sweep_expand(const experiment *x, run_spec **runs, int *n, pb_error *err)
     sweep_state st;
     memset(&st, 0, sizeof st);
     st.x = x;
+    st.uses = uses;
     strmap_init(&st.ids);
     int axes = sweep_max_axes(x);
     st.axis = malloc((size_t)(axes ? axes : 1) * sizeof *st.axis);

@@ -28,13 +28,22 @@ typedef struct run_spec {
     double timeout_s;
 } run_spec;
 
+/* Which kinds a placer consults (PB_USES_* bits): the embedding and traversal axes are expanded
+ * only for placers that use them (a placer using neither gets embedding and traversal null).
+ * NULL, or a NULL fn: every placer uses both. */
+typedef struct sweep_uses {
+    unsigned (*fn)(void *ctx, const char *placer);
+    void *ctx;
+} sweep_uses;
+
 /*
  * Expands every sweep axis (datasets → graph files, devices, clusters, simulators, placers,
  * embeddings, traversals, list-valued plugin options, repeats) in a fixed order into *runs
  * (caller frees with sweep_free).  Dataset entries are a .json file, a folder (its *.json files
  * sorted by name) or a family name found as datasets/<name>/ under the working directory.
  */
-int sweep_expand(const experiment *x, run_spec **runs, int *n, pb_error *err);
+int sweep_expand(const experiment *x, const sweep_uses *uses, run_spec **runs, int *n,
+                 pb_error *err);
 /* More on sweep_expand: the exact order, the keys of settings_json and the derivation of run_id
  * and seed are described at the top of sweep.c; repeats count from 0.  Two runs with identical
  * settings (a value listed twice) and missing or empty dataset folders are errors that name the

@@ -436,7 +436,7 @@ static run_spec *expand_ok(const experiment *x, int *n)
 {
     run_spec *runs = NULL;
     pb_error err = {{0}};
-    if (sweep_expand(x, &runs, n, &err) != PB_OK)
+    if (sweep_expand(x, NULL, &runs, n, &err) != PB_OK)
         fail_msg("sweep_expand: %s", err.msg);
     return runs;
 }
@@ -666,7 +666,7 @@ static void test_dataset_resolution(void **state)
         write_file("ok2.lua", text);
         x = load_ok("ok2.lua", NULL);
         r = (run_spec *)1;
-        assert_int_equal(sweep_expand(x, &r, &n, &err), PB_ERR);
+        assert_int_equal(sweep_expand(x, NULL, &r, &n, &err), PB_ERR);
         assert_null(r);
         assert_true(has_prefix(err.msg, msg[i]));
         experiment_free(x);
@@ -686,7 +686,7 @@ static void test_dataset_resolution(void **state)
         snprintf(text, sizeof text, "return experiment {\n  devices = 2,\n  %s,\n}\n", twice[i]);
         write_file("ok2.lua", text);
         x = load_ok("ok2.lua", NULL);
-        assert_int_equal(sweep_expand(x, &r, &n, &err), PB_ERR);
+        assert_int_equal(sweep_expand(x, NULL, &r, &n, &err), PB_ERR);
         assert_string_equal(err.msg, twice_msg[i]);
         experiment_free(x);
     }
@@ -753,7 +753,7 @@ static void check_bad_config(const char *file)
     run_spec *r = NULL;
     int n = 0;
     if (rc == PB_OK)
-        rc = sweep_expand(x, &r, &n, &err);
+        rc = sweep_expand(x, NULL, &r, &n, &err);
     if (rc == PB_OK && strcmp(x->placers.items[0].name, "random") == 0)
         rc = resolve_placer_options(x, r, n, &err);
     if (rc == PB_OK) {

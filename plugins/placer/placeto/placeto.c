@@ -588,6 +588,7 @@ static const pb_placer_ops placeto_ops = {
     .train = NULL,
     .save = placeto_save,
     .load = placeto_load,
+    .uses = PB_USES_EMBEDDING | PB_USES_TRAVERSAL,
 };
 
 PB_PLUGIN(PB_KIND_PLACER, "placeto", "1.0",

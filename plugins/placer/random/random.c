@@ -86,7 +86,7 @@ static int random_place(void *instance, const pb_problem *p, pb_strategy *best, 
 }
 
 static const pb_placer_ops random_ops = {
-    sizeof(pb_placer_ops), random_create, random_destroy, random_place, NULL, NULL, NULL,
+    sizeof(pb_placer_ops), random_create, random_destroy, random_place, NULL, NULL, NULL, 0,
 };
 
 PB_PLUGIN(PB_KIND_PLACER, "random", "1.0",

@@ -49,7 +49,7 @@ static int single_place(void *instance, const pb_problem *p, pb_strategy *best, 
 }
 
 static const pb_placer_ops single_ops = {
-    sizeof(pb_placer_ops), single_create, single_destroy, single_place, NULL, NULL, NULL,
+    sizeof(pb_placer_ops), single_create, single_destroy, single_place, NULL, NULL, NULL, 0,
 };
 
 PB_PLUGIN(PB_KIND_PLACER, "single-device", "1.0", "every node on one device (baseline)",
