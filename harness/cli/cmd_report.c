@@ -142,7 +142,29 @@ static int report_parse(int argc, char **argv, report_args *a)
     return -1;
 }
 
-/* Writes the requested tables; automatic mode skips paper tables the data does not support. */
+/* The orders tables of one embedding (NULL: the runs' only one).  Automatic mode (err2 != NULL)
+ * writes them only when there are 2 or more orders and reports no error. */
+static int report_orders(store *s, const report_args *a, const char *embedding, FILE *f,
+                         pb_error *err, int automatic)
+{
+    store_order_wins w;
+    pb_error quiet = {{0}};
+    int rc = store_tables_order_wins(s, a->placer, embedding, a->episodes, a->n_episodes, &w,
+                                     automatic ? &quiet : err);
+    if (!rc && (!automatic || w.n_orders >= 2)) {
+        if (!a->csv)
+            fprintf(f,
+                    "\n## Traversal orders: best-order counts (traversal-order paper, Tables "
+                    "II-IV)%s%s\n\n",
+                    embedding ? ", embedding " : "", embedding ? embedding : "");
+        cli_tables_orders(f, &w, a->csv);
+    }
+    store_order_wins_free(&w);
+    return rc && !automatic;
+}
+
+/* Writes the requested tables; automatic mode skips paper tables the data does not support and
+ * gives the orders tables once per embedding when the runs use several. */
 static int report_write(store *s, const report_args *a, FILE *f, pb_error *err)
 {
     int tables = a->tables ? a->tables : REPORT_SUMMARY;
@@ -150,36 +172,27 @@ static int report_write(store *s, const report_args *a, FILE *f, pb_error *err)
     if ((tables & REPORT_SUMMARY) &&
         store_report_summary(s, f, a->csv ? STORE_REPORT_CSV : STORE_REPORT_MARKDOWN, err))
         return 1;
-    if ((tables & REPORT_ORDERS) || automatic) {
-        store_order_wins w;
-        pb_error e2 = {{0}};
-        int rc = store_tables_order_wins(s, a->placer, a->embedding, a->episodes, a->n_episodes, &w,
-                                         automatic ? &e2 : err);
-        if (!rc && (!automatic || w.n_orders >= 2)) {
-            if (!a->csv)
-                fputs("\n## Traversal orders: best-order counts (traversal-order paper, Tables "
-                      "II-IV)\n\n",
-                      f);
-            cli_tables_orders(f, &w, a->csv);
-        }
-        store_order_wins_free(&w);
-        if (rc && !automatic)
-            return 1;
+    store_embedding_table t;
+    pb_error quiet = {{0}};
+    int want_emb = (tables & REPORT_EMBEDDINGS) || automatic;
+    int have_emb = want_emb && !store_tables_embeddings(s, a->placer, a->traversal, &t,
+                                                        automatic ? &quiet : err);
+    int rc = want_emb && !have_emb && !automatic;
+    if (!rc && ((tables & REPORT_ORDERS) || automatic)) {
+        if (automatic && !a->embedding && have_emb && t.n_embeddings >= 2)
+            for (int e = 0; e < t.n_embeddings; e++)
+                report_orders(s, a, t.embeddings[e], f, err, 1);
+        else
+            rc = report_orders(s, a, a->embedding, f, err, automatic);
     }
-    if ((tables & REPORT_EMBEDDINGS) || automatic) {
-        store_embedding_table t;
-        pb_error e2 = {{0}};
-        int rc = store_tables_embeddings(s, a->placer, a->traversal, &t, automatic ? &e2 : err);
-        if (!rc && (!automatic || t.n_embeddings >= 2)) {
-            if (!a->csv)
-                fputs("\n## Graph embeddings (embedding paper, Tables 1-3)\n\n", f);
-            cli_tables_embeddings(f, &t, a->baseline, a->csv);
-        }
+    if (!rc && have_emb && (!automatic || t.n_embeddings >= 2)) {
+        if (!a->csv)
+            fputs("\n## Graph embeddings (embedding paper, Tables 1-3)\n\n", f);
+        cli_tables_embeddings(f, &t, a->baseline, a->csv);
+    }
+    if (want_emb)
         store_embedding_table_free(&t);
-        if (rc && !automatic)
-            return 1;
-    }
-    return 0;
+    return rc;
 }
 
 int cmd_report(int argc, char **argv)
