@@ -345,7 +345,7 @@ static void test_combine_values(void **state)
     test_expect_values(y, 6, 1, (double[]){1, 5, 6, 3, 7, 8}, 0);
     /* Expanding those rows without dropout: node 2's row goes after one zero row. */
     pb_rng rng[2];
-    test_expect_values(sage_expand(t, y, 1, &two.s, 2, 0.0f, rng), 8, 1,
+    test_expect_values(sage_expand(t, y, 1, 0, &two.s, 2, 0.0f, rng), 8, 1,
                        (double[]){1, 5, 0, 6, 3, 7, 0, 8}, 0);
     pb_error err;
     assert_int_equal(pb_nn_tape_status(t, &err), PB_OK);
@@ -369,9 +369,9 @@ static void test_expand_dropout(void **state)
     pb_nn_tensor *y = pb_nn_constant(t, 3 * r, D, v);
     pb_rng rng[2];
     pb_rng_seed(&rng[0], 5);
-    pb_nn_tensor *o1 = sage_expand(t, y, r, &two.s, 1, 0.7f, rng);
+    pb_nn_tensor *o1 = sage_expand(t, y, r, 0, &two.s, 1, 0.7f, rng);
     pb_rng_seed(&rng[0], 5);
-    pb_nn_tensor *o2 = sage_expand(t, y, r, &two.s, 1, 0.7f, rng);
+    pb_nn_tensor *o2 = sage_expand(t, y, r, 0, &two.s, 1, 0.7f, rng);
     assert_non_null(o1);
     assert_int_equal(o1->rows, 4 * r);
     assert_memory_equal(o1->data, o2->data, (size_t)4 * r * D * sizeof(float));
@@ -464,6 +464,7 @@ typedef struct level_case {
     int r, batch;
     const sage_samples *s;
     float rate; /* expand */
+    int skip;   /* expand */
 } level_case;
 
 static pb_nn_tensor *combine_build(pb_nn_tape *t, pb_nn_params *p, void *ctx)
@@ -479,7 +480,7 @@ static pb_nn_tensor *expand_build(pb_nn_tape *t, pb_nn_params *p, void *ctx)
     pb_rng rng[4];
     for (int b = 0; b < c->batch; b++)
         pb_rng_seed(&rng[b], 40 + (uint64_t)b);
-    return sage_expand(t, pb_nn_param(t, p, 0), c->r, c->s, c->batch, c->rate, rng);
+    return sage_expand(t, pb_nn_param(t, p, 0), c->r, c->skip, c->s, c->batch, c->rate, rng);
 }
 
 static void test_combine_expand_gradient(void **state)
@@ -488,7 +489,7 @@ static void test_combine_expand_gradient(void **state)
     test_samples ts;
     test_samples_init(&ts, 3, (const unsigned char[]){1, 0, 1});
     for (int r = 1; r <= 4; r *= 2) {
-        level_case c = {r, 2, &ts.s, 0.4f};
+        level_case c = {r, 2, &ts.s, 0.4f, 0};
         int rows = 3 * c.batch * r, d = 3;
         pb_nn_params *p = pb_nn_params_new();
         pb_rng rng;
@@ -505,7 +506,148 @@ static void test_combine_expand_gradient(void **state)
             pb_nn_params_add(p, "y", c.batch * r * ts.pos[3], d, PB_NN_INIT_GLOROT, &rng, &err), 0);
         fd_check(p, expand_build, &c, 1e-2, 1e-4, 1e-3);
         pb_nn_params_free(p);
+        /* With the zero rows of node 1 (no samples) left out: r - skip rows for it, plus the
+         * shared last row. */
+        c.skip = r / 2;
+        p = pb_nn_params_new();
+        int compact = c.batch * (2 * r + (r - c.skip) + 2 * r) + (c.skip > 0);
+        assert_int_equal(pb_nn_params_add(p, "y", compact, d, PB_NN_INIT_GLOROT, &rng, &err), 0);
+        fd_check(p, expand_build, &c, 1e-2, 1e-4, 1e-3);
+        pb_nn_params_free(p);
     }
+}
+
+/* Expand with skip: nodes 0 and 2 with samples, node 1 without; r = 2, skip = 1, d = 1.  The
+ * compact y has rows 1..4 (node 0), 5 (node 1's second row), 6..9 (node 2), and 10, F_i of a
+ * zero row.  Without dropout node 1's block is 0 0 10 5.  With dropout the factors are those of
+ * the uncompacted y 1 2 3 4 10 5 6 7 8 9 expanded with skip 0 from the same seed. */
+static void test_expand_skip(void **state)
+{
+    (void)state;
+    test_samples ts;
+    test_samples_init(&ts, 3, (const unsigned char[]){1, 0, 1});
+    pb_nn_tape *t = pb_nn_tape_new();
+    pb_nn_tape_reset(t, 0);
+    pb_nn_tensor *y = pb_nn_constant(t, 10, 1, (float[]){1, 2, 3, 4, 5, 6, 7, 8, 9, 10});
+    pb_nn_tensor *full = pb_nn_constant(t, 10, 1, (float[]){1, 2, 3, 4, 10, 5, 6, 7, 8, 9});
+    pb_rng rng[1];
+    test_expect_values(sage_expand(t, y, 2, 1, &ts.s, 1, 0.0f, rng), 12, 1,
+                       (double[]){1, 2, 3, 4, 0, 0, 10, 5, 6, 7, 8, 9}, 0);
+    pb_rng_seed(&rng[0], 9);
+    pb_nn_tensor *o1 = sage_expand(t, y, 2, 1, &ts.s, 1, 0.5f, rng);
+    pb_rng_seed(&rng[0], 9);
+    pb_nn_tensor *o2 = sage_expand(t, full, 2, 0, &ts.s, 1, 0.5f, rng);
+    assert_non_null(o1);
+    assert_non_null(o2);
+    assert_memory_equal(o1->data, o2->data, 12 * sizeof(float));
+    /* A compact y of the wrong height is refused. */
+    pb_nn_tensor *bad = pb_nn_constant(t, 9, 1, NULL);
+    assert_null(sage_expand(t, bad, 2, 1, &ts.s, 1, 0.0f, rng));
+    pb_nn_tape_free(t);
+}
+
+/* Three nodes: 0 samples {1, 2}, 1 none, 2 samples {1}. */
+typedef struct test_gather_samples {
+    sage_samples s;
+    int start[4], sample[3], pos[4];
+    unsigned char has[3];
+} test_gather_samples;
+
+static void test_gather_samples_init(test_gather_samples *g)
+{
+    memset(g, 0, sizeof *g);
+    memcpy(g->start, (const int[]){0, 2, 2, 3}, sizeof g->start);
+    memcpy(g->sample, (const int[]){1, 2, 1}, sizeof g->sample);
+    memcpy(g->has, (const unsigned char[]){1, 0, 1}, sizeof g->has);
+    memcpy(g->pos, (const int[]){0, 2, 3, 5}, sizeof g->pos);
+    g->s = (sage_samples){3, g->start, g->sample, g->has, g->pos};
+}
+
+/* x rows 0: (1, 5), 1: (3, 2), 2: (-1, 4); node 0 aggregates rows 1 and 2, node 2 row 1.  With
+ * r = 1 a node with samples gives rows (a0, x0), (a1, x1), one without its own row. */
+static void test_gather_values(void **state)
+{
+    (void)state;
+    test_gather_samples g;
+    test_gather_samples_init(&g);
+    const float xv[6] = {1, 5, 3, 2, -1, 4};
+    /* Node 0's aggregate of (3, 2) and (-1, 4) per kind: sum (2, 6), mean (1, 3), max (3, 4),
+     * min (-1, 2); node 2's is (3, 2) for every kind. */
+    const int kinds[4] = {PB_NN_AGG_SUM, PB_NN_AGG_MEAN, PB_NN_AGG_MAX, PB_NN_AGG_MIN};
+    const double a0[4][2] = {{2, 6}, {1, 3}, {3, 4}, {-1, 2}};
+    pb_nn_tape *t = pb_nn_tape_new();
+    for (int i = 0; i < 4; i++) {
+        pb_nn_tape_reset(t, 0);
+        pb_nn_tensor *x = pb_nn_constant(t, 3, 2, xv);
+        double want[10] = {a0[i][0], 1, a0[i][1], 5, 3, 2, 3, -1, 2, 4};
+        test_expect_values(sage_gather_combine(t, x, 1, 0, &g.s, 1, kinds[i]), 5, 2, want, 0);
+    }
+    /* r = 2, two batch blocks: block b's nodes read block b's rows only.  Node v's rows are
+     * (10b + 2v, 10b + 2v + 1) in channel 0 and their negatives in channel 1 (d = 2); with max,
+     * node 0 of block b aggregates rows of node 2 (larger in channel 0, node 1 in channel 1). */
+    pb_nn_tape_reset(t, 0);
+    pb_nn_tensor *x = pb_nn_constant(t, 12, 2, NULL);
+    for (int row = 0; row < 12; row++) {
+        int b = row / 6, v = row % 6 / 2, j = row % 2;
+        x->data[2 * row] = (float)(10 * b + 2 * v + j);
+        x->data[2 * row + 1] = -x->data[2 * row];
+    }
+    /* Node 0 (block b, base 10b): a rows (4, -2) and (5, -3); x rows (0, 0) and (1, -1).  The
+     * d x 2r matrix [a^T | x^T] is ((4, 5, 0, 1), (-2, -3, 0, -1)), read as 4 rows of 2. */
+    double want[40];
+    for (int b = 0; b < 2; b++) {
+        double o = 10.0 * b;
+        const double blk[20] = {
+            4 + o, 5 + o,  0 + o, 1 + o,  -2 - o, -3 - o, 0 - o,  -1 - o, /* node 0 */
+            2 + o, -2 - o, 3 + o, -3 - o,                                 /* node 1 */
+            2 + o, 3 + o,  4 + o, 5 + o,  -2 - o, -3 - o, -4 - o, -5 - o  /* node 2 */
+        };
+        memcpy(want + 20 * b, blk, sizeof blk);
+    }
+    test_expect_values(sage_gather_combine(t, x, 2, 0, &g.s, 2, PB_NN_AGG_MAX), 20, 2, want, 0);
+    /* skip = 1: node 1 (no samples) keeps its second row only, and one zero row ends the
+     * output: blocks of 9 rows (node 0: 4, node 1: 1, node 2: 4), 19 rows in all. */
+    double want_skip[38];
+    for (int b = 0; b < 2; b++) {
+        memcpy(want_skip + 18 * b, want + 20 * b, 8 * sizeof(double));
+        memcpy(want_skip + 18 * b + 8, want + 20 * b + 10, 2 * sizeof(double));
+        memcpy(want_skip + 18 * b + 10, want + 20 * b + 12, 8 * sizeof(double));
+    }
+    want_skip[36] = want_skip[37] = 0;
+    test_expect_values(sage_gather_combine(t, x, 2, 1, &g.s, 2, PB_NN_AGG_MAX), 19, 2, want_skip,
+                       0);
+    pb_nn_tape_free(t);
+}
+
+typedef struct gather_case {
+    int r, skip, batch, kind;
+    const sage_samples *s;
+} gather_case;
+
+static pb_nn_tensor *gather_build(pb_nn_tape *t, pb_nn_params *p, void *ctx)
+{
+    const gather_case *c = ctx;
+    return sage_gather_combine(t, pb_nn_param(t, p, 0), c->r, c->skip, c->s, c->batch, c->kind);
+}
+
+static void test_gather_gradient(void **state)
+{
+    (void)state;
+    test_gather_samples g;
+    test_gather_samples_init(&g);
+    const int kinds[4] = {PB_NN_AGG_SUM, PB_NN_AGG_MEAN, PB_NN_AGG_MAX, PB_NN_AGG_MIN};
+    for (int i = 0; i < 4; i++)
+        for (int r = 1; r <= 4; r *= 2) {
+            gather_case c = {r, r / 2, 2, kinds[i], &g.s};
+            pb_nn_params *p = pb_nn_params_new();
+            pb_rng rng;
+            pb_rng_seed(&rng, 300 + (uint64_t)(4 * i + r));
+            pb_error err;
+            assert_int_equal(
+                pb_nn_params_add(p, "x", 3 * c.batch * r, 3, PB_NN_INIT_GLOROT, &rng, &err), 0);
+            fd_check(p, gather_build, &c, 1e-2, 1e-4, 1e-3);
+            pb_nn_params_free(p);
+        }
 }
 
 /* ------------------------------------------------------------------ the plugins */
@@ -1162,6 +1304,9 @@ int main(void)
         cmocka_unit_test(test_combine_values),
         cmocka_unit_test(test_expand_dropout),
         cmocka_unit_test(test_combine_expand_gradient),
+        cmocka_unit_test(test_expand_skip),
+        cmocka_unit_test(test_gather_values),
+        cmocka_unit_test(test_gather_gradient),
         cmocka_unit_test(test_graphsage_by_hand),
         cmocka_unit_test(test_pgnn_by_hand),
         cmocka_unit_test(test_plugins_shapes_and_determinism),

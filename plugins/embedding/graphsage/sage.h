@@ -120,15 +120,32 @@ pb_nn_tensor *sage_combine(pb_nn_tape *t, pb_nn_tensor *a, pb_nn_tensor *x, int 
                            const sage_samples *s, int batch);
 
 /*
- * The level's output from F_i's output y (laid out as sage_combine's): node v's 2r x d block is
- * its 2r rows of y (with samples) or r zero rows followed by its r rows of y (without), every
- * entry taken from y multiplied by its dropout factor: 0 with probability `rate`, else
- * 1/(1-rate) (TF's inverted dropout; rate 0: 1).  Block b's factors are drawn from rng[b], one
- * 32-bit half of a pb_rng_next per entry of y, in y's row-major order; the padding draws none.
- * Output (batch*n*2r) x d.  NULL on error (recorded by the next op).
+ * sage_combine(aggregate(x), x) in one op, with the rows known to be zero left out: a's block of
+ * node v is the elementwise `kind` (PB_NN_AGG_*) over v's sampled successors u (in sample order)
+ * of their r x d blocks of x (the same batch block), mean dividing by the sample count; max and
+ * min pass the gradient to the first winner.  x is (batch*n*r) x d.  A node with samples gives
+ * its 2r rows as sage_combine does; one without gives rows skip..r of its x block only (its first
+ * `skip` rows are the previous level's zero padding, read as zeros, and get no gradient).  Node v
+ * of batch block b starts at row b C + cpos[v], cpos[v] = sum over u < v of (2r with samples,
+ * r - skip without), C = cpos[n]; when skip > 0 one zero row follows the batch*C rows (F_i of it
+ * stands for F_i of every left-out row).  skip = 0 gives exactly sage_combine's layout.  NULL on
+ * error (recorded by the next op); s is borrowed until the tape is reset.
  */
-pb_nn_tensor *sage_expand(pb_nn_tape *t, pb_nn_tensor *y, int r, const sage_samples *s, int batch,
-                          float rate, pb_rng *rng);
+pb_nn_tensor *sage_gather_combine(pb_nn_tape *t, pb_nn_tensor *x, int r, int skip,
+                                  const sage_samples *s, int batch, int kind);
+
+/*
+ * The level's output from F_i's output y, laid out as sage_gather_combine's output with the same
+ * r and skip: node v's 2r x d block is its 2r rows of y (with samples) or r zero rows followed by
+ * `skip` copies of y's last row (F_i of a zero row) and its r - skip rows of y (without); every
+ * entry is multiplied by its dropout factor: 0 with probability `rate`, else 1/(1-rate) (TF's
+ * inverted dropout; rate 0: 1).  Block b's factors are drawn from rng[b], one 32-bit half of a
+ * pb_rng_next per entry of the uncompacted F_i output (2r rows per node with samples, r without,
+ * in node order, row-major), so skip does not change the draws; the padding draws none.  Output
+ * (batch*n*2r) x d.  NULL on error (recorded by the next op).
+ */
+pb_nn_tensor *sage_expand(pb_nn_tape *t, pb_nn_tensor *y, int r, int skip, const sage_samples *s,
+                          int batch, float rate, pb_rng *rng);
 
 /*
  * Records the recursion of specs §3.4 on x ((batch*n) x d, block b the features of the graph of
