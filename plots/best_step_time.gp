@@ -53,6 +53,28 @@ do for [p = 1:np] {
 }
 rotate = width * 1.0 / np < 150 || maxlabel * 7.0 > 0.7 * width / np
 
+# The leading "placer / embedding / " all series share goes into the title, once, so the legend
+# shows what differs (e.g. the traversal orders).
+common = ns > 1 ? stitle[1] : ""
+do for [i = 2:ns] {
+    while (strlen(common) > 0 && strstrt(stitle[i], common) != 1) {
+        common = common[1:strlen(common) - 1]
+    }
+}
+cut = 0
+do for [k = 1:strlen(common) - 2] {
+    if (common[k:k + 2] eq " / ") {
+        cut = k + 2
+    }
+}
+shared = cut > 0 ? common[1:cut - 3] : ""
+if (cut > 0) {
+    do for [i = 1:ns] {
+        stitle[i] = stitle[i][cut + 1:strlen(stitle[i])]
+    }
+}
+shared_note = shared eq "" ? "" : "; all series: " . shared
+
 # As many legend columns as the longest label lets fit (about 7.5 px a character).
 maxlen = 1
 do for [i = 1:ns] {
@@ -86,7 +108,8 @@ set linetype 11 lc rgb "#17BECF"
 set linetype 12 lc rgb "#BCBD22"
 set linetype cycle 12
 
-set title "Best step time found (bars: mean over graphs of the mean over repeats; error bars: ±1 s.d. over repeats)"
+set title "Best step time found (bars: mean over graphs of the mean over repeats; error bars: ±1 s.d. over repeats)" . \
+    (shared eq "" ? "" : "\nall series: " . shared)
 set ylabel sprintf("best step time (%s)", uname)
 set format y "%g"
 set yrange [0:*]
@@ -103,8 +126,8 @@ if (rotate) {
     # A rotated label reaches left of its bar group: leave room for the first one.
     set lmargin (maxlabel * 0.8 > 10 ? maxlabel * 0.8 : 10)
 }
-set xlabel "dataset, devices" offset 0, -0.5
-set key below center horizontal maxcols keycols reverse Left samplen 2 spacing 1.2 width 2
+set xlabel "dataset, devices" offset 0, -0.2
+set key below center horizontal height 1 maxcols keycols reverse Left samplen 2 spacing 1.2 width 2
 set style fill solid 0.85 border lc rgb "#333333"
 set errorbars lc rgb "#222222" lw 1.2
 bw = 0.8 / slots

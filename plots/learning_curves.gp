@@ -1,15 +1,22 @@
 # learning_curves.gp — best step time found so far vs episode: one panel per (dataset, devices),
 # one line per (placer, embedding, traversal), a band of +-1 s.d. over repeats around each line.
 #
+# With relative=1 (placebench plot's learning_curves_relative) the values are fractions of each
+# run's initial step time and are drawn as % of it: graphs of any size weigh the same.
+#
 # Run by `placebench plot`, which writes the data files; by hand:
 #   gnuplot -e "data='x.tsv'; panels='x.panels.tsv'; series='x.series.tsv'; out='x.png'; term='png'" \
 #           learning_curves.gp
-# data columns: panel series episode mean_us sd_us min_us max_us n_graphs n_runs slot n_slots
+# data columns: panel series episode mean sd min max n_graphs n_runs slot n_slots (mean, sd, min
+#   and max in us, or fractions of the initial step time with relative=1)
 # panels / series: index<TAB>label
 
 if (!exists("data") || !exists("panels") || !exists("series") || !exists("out") || !exists("term")) {
     print "learning_curves.gp: set data, panels, series, out and term with -e (see the header)"
     exit status 2
+}
+if (!exists("relative")) {
+    relative = 0
 }
 
 set datafile separator "\t"
@@ -36,17 +43,53 @@ top = STATS_max
 stats data using 3 nooutput
 last_episode = STATS_max
 
-# Microseconds below 10 ms, milliseconds below 10 s, seconds above.
+# Microseconds below 10 ms, milliseconds below 10 s, seconds above; relative values as %.
 unit = top >= 1e7 ? 1e6 : (top >= 1e4 ? 1e3 : 1)
 uname = unit == 1e6 ? "s" : (unit == 1e3 ? "ms" : "µs")
+if (relative) {
+    unit = 0.01
+}
 
 cols = np <= 1 ? 1 : (np <= 4 ? 2 : 3)
+# Panels come sorted by dataset, then devices: when every dataset has the same 2-4 device counts,
+# one row per dataset and one column per device count (the papers' table layout).
+sep = strstrt(ptitle[1], ", ")
+first_ds = sep > 0 ? ptitle[1][1:sep + 1] : ptitle[1]
+per_ds = 0
+do for [i = 1:np] {
+    per_ds = per_ds + (strstrt(ptitle[i], first_ds) == 1 ? 1 : 0)
+}
+if (sep > 0 && per_ds >= 2 && per_ds <= 4 && np % per_ds == 0 && np > per_ds) {
+    cols = per_ds
+}
 rows = int(ceil(np * 1.0 / cols))
 panel_w = 520
 panel_h = 360
 title_h = 60
 width = cols * panel_w
 width = width < 720 ? 720 : width
+
+# The leading "placer / embedding / " all series share goes into the title, once, so the legend
+# shows what differs (e.g. the traversal orders).
+common = ns > 1 ? stitle[1] : ""
+do for [i = 2:ns] {
+    while (strlen(common) > 0 && strstrt(stitle[i], common) != 1) {
+        common = common[1:strlen(common) - 1]
+    }
+}
+cut = 0
+do for [k = 1:strlen(common) - 2] {
+    if (common[k:k + 2] eq " / ") {
+        cut = k + 2
+    }
+}
+shared = cut > 0 ? common[1:cut - 3] : ""
+if (cut > 0) {
+    do for [i = 1:ns] {
+        stitle[i] = stitle[i][cut + 1:strlen(stitle[i])]
+    }
+}
+shared_note = shared eq "" ? "" : "; all series: " . shared
 
 # As many legend columns as the longest label lets fit (about 7.5 px a character).
 maxlen = 1
@@ -85,7 +128,13 @@ fw = 1.0 / cols
 fh = (1.0 - (title_h + key_h) * 1.0 / height) / rows
 fkey = key_h * 1.0 / height
 
-set multiplot title "Best step time found so far\nlines: mean over graphs of the mean over repeats; bands: ±1 s.d. over repeats"
+if (relative) {
+    set multiplot title "Best step time found so far, as % of the run's initial placement (100 = no gain)\n" . \
+        "lines: mean over graphs of the mean over repeats; bands: ±1 s.d. over repeats" . shared_note
+} else {
+    set multiplot title "Best step time found so far\nlines: mean over graphs of the mean over repeats; " . \
+        "bands: ±1 s.d. over repeats" . shared_note
+}
 set lmargin 11
 set rmargin 3
 set tmargin 2.5
@@ -98,10 +147,15 @@ if (last_episode <= 10) {
 }
 set ytics nomirror
 set xlabel "episode"
-set ylabel sprintf("best step time so far (%s)", uname)
+if (relative) {
+    set ylabel "best step time so far (% of initial)"
+} else {
+    set ylabel sprintf("best step time so far (%s)", uname)
+}
 set format y "%g"
 set key off
-set style fill transparent solid 0.18 noborder
+# Fainter bands when many series overlap.
+set style fill transparent solid (ns <= 3 ? 0.18 : 0.09) noborder
 
 do for [p = 1:np] {
     set origin ((p - 1) % cols) * fw, fkey + (rows - 1 - int((p - 1) / cols)) * fh

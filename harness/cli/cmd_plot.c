@@ -1,13 +1,14 @@
-/* cmd_plot.c — placebench plot: learning curves and best step times of a results file, drawn by
- * the gnuplot scripts in plots/. */
+/* cmd_plot.c — placebench plot: learning curves, best step times and the papers' tables of a
+ * results file, drawn by the gnuplot scripts in plots/. */
 #include "cli.h"
 #include "cli_output.h"
 
+#include "cli_plot_data.h"
 #include "store.h"
+#include "store_tables.h"
 
 #include <errno.h>
 #include <limits.h>
-#include <math.h>
 #include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,14 +25,31 @@ extern char **environ;
 static const char cmd_plot_usage[] =
     "placebench plot DB [--out DIR] [--format png|svg|both]\n"
     "\n"
-    "Draws the results file DB with gnuplot (found on PATH):\n"
+    "Draws the results file DB with gnuplot (found on PATH), each chart the data supports:\n"
     "  learning_curves   best step time found so far vs episode, one panel per (dataset,\n"
     "                    devices), one line per (placer, embedding, traversal)\n"
+    "  learning_curves_relative\n"
+    "                    the same as % of each run's initial step time (runs that report\n"
+    "                    one), so every graph weighs the same whatever its size\n"
     "  best_step_time    bars of the best step time per (placer, embedding, traversal), one\n"
     "                    group per (dataset, devices)\n"
-    "Lines and bars are the mean over graphs of the per-graph mean over repeats; bands and error\n"
-    "bars are +-1 pooled standard deviation over repeats.  Only runs that finished ok count.\n"
-    "The data of each chart is written beside it as TSV (<chart>.tsv, .panels.tsv, .series.tsv).\n"
+    "  order_wins        when placeto runs use 2 or more traversal orders: heat map of the\n"
+    "                    graphs each order won (lowest best step time, mean over repeats, by\n"
+    "                    the end of episode 9, 19, 49; a graph counts when all orders reach\n"
+    "                    that episode), one panel per dataset family, rows\n"
+    "                    (devices, episode), as the traversal-order paper's Tables II-IV; with\n"
+    "                    several embeddings one map per embedding (order_wins-<embedding>)\n"
+    "  embedding_bars    when placeto runs use 2 or more embeddings: bars per embedding of the\n"
+    "                    improvement over the initial placement (%) and of the computation\n"
+    "                    time (s), grouped by (dataset family, devices) plus the mean over\n"
+    "                    device counts, as the embedding paper's Tables 1-2 and Figures 4-5\n"
+    "                    (means over the runs with an initial step time, of all traversal\n"
+    "                    orders together)\n"
+    "Curves and best_step_time bars are the mean over graphs of the per-graph mean over\n"
+    "repeats; bands and error bars are +-1 pooled standard deviation over repeats.  Only runs\n"
+    "that finished ok count.\n"
+    "The data of each chart is written beside it as TSV (<chart>.tsv and label files); every\n"
+    "file written is named on stdout, a chart left out is said on stderr.\n"
     "\n"
     "  --out DIR                 output folder (default plots/out/<DB name without .db>)\n"
     "  --format png|svg|both     image formats (default both)\n"
@@ -39,17 +57,42 @@ static const char cmd_plot_usage[] =
     "The scripts are looked up in $PLACEBENCH_PLOTS_DIR, then beside the program\n"
     "(../share/placebench/plots, ../plots), then in the source and install folders.";
 
-/* The charts: a gnuplot script plots/<stem>.gp drawn from one data extract each. */
+/* The placer whose runs make the paper-table charts, and the episodes of the win counts. */
+static const char cmd_plot_table_placer[] = "placeto";
+static const int cmd_plot_win_episodes[] = {9, 19, 49};
+
+/* The gnuplot scripts plots/<name>.gp. */
+static const char *const cmd_plot_scripts[] = {"learning_curves", "best_step_time", "order_wins",
+                                               "embedding_bars"};
+
+/* The charts of aggregated step times: drawn by plots/<script>.gp from one extract each. */
 typedef struct cmd_plot_chart {
-    const char *stem;
+    const char *stem;   /* output file names */
+    const char *script; /* plots/<script>.gp */
+    const char *vars;   /* further gnuplot assignments ("" for none) */
+    const char *unit;   /* of the extract's values, for the data file's header */
     int (*extract)(store *s, store_plot_data *out, pb_error *err);
     const char *what; /* what is missing when the extract is empty */
 } cmd_plot_chart;
 
 static const cmd_plot_chart cmd_plot_charts[] = {
-    {"learning_curves", store_plot_curves, "learning-curve points of runs that finished ok"},
-    {"best_step_time", store_plot_bests, "runs that finished ok with a best step time"},
+    {"learning_curves", "learning_curves", "", "microseconds", store_plot_curves,
+     "learning-curve points of runs that finished ok"},
+    {"learning_curves_relative", "learning_curves", "relative=1",
+     "fractions of the initial step time", store_plot_curves_relative,
+     "learning-curve points of runs that finished ok with an initial step time"},
+    {"best_step_time", "best_step_time", "", "microseconds", store_plot_bests,
+     "runs that finished ok with a best step time"},
 };
+
+/* Up to this many data files per chart, each passed to gnuplot as a variable. */
+enum { CMD_PLOT_MAX_FILES = 5 };
+
+typedef struct cmd_plot_files {
+    int n;
+    const char *var[CMD_PLOT_MAX_FILES];
+    char path[CMD_PLOT_MAX_FILES][PATH_MAX];
+} cmd_plot_files;
 
 typedef struct cmd_plot_opts {
     const char *db;
@@ -107,8 +150,8 @@ static int cmd_plot_default_dir(cmd_plot_opts *o)
 static int cmd_plot_has_scripts(const char *dir)
 {
     char path[PATH_MAX];
-    for (size_t i = 0; i < sizeof cmd_plot_charts / sizeof cmd_plot_charts[0]; i++) {
-        if ((size_t)snprintf(path, sizeof path, "%s/%s.gp", dir, cmd_plot_charts[i].stem) >=
+    for (size_t i = 0; i < sizeof cmd_plot_scripts / sizeof cmd_plot_scripts[0]; i++) {
+        if ((size_t)snprintf(path, sizeof path, "%s/%s.gp", dir, cmd_plot_scripts[i]) >=
                 sizeof path ||
             access(path, R_OK) != 0)
             return 0;
@@ -135,8 +178,8 @@ static int cmd_plot_find_scripts(cmd_plot_opts *o)
     const char *env = getenv("PLACEBENCH_PLOTS_DIR");
     if (env && *env) {
         if (!cmd_plot_has_scripts(env))
-            return cli_error("PLACEBENCH_PLOTS_DIR=%s: no readable learning_curves.gp and "
-                             "best_step_time.gp there",
+            return cli_error("PLACEBENCH_PLOTS_DIR=%s: no readable learning_curves.gp, "
+                             "best_step_time.gp, order_wins.gp and embedding_bars.gp there",
                              env);
         snprintf(o->scripts, sizeof o->scripts, "%s", env);
         return 0;
@@ -190,101 +233,48 @@ static int cmd_plot_parse(int argc, char **argv, cmd_plot_opts *o)
     return out ? 0 : cmd_plot_default_dir(o);
 }
 
-/* A label as one TSV field: tabs and line breaks become spaces. */
-static void cmd_plot_label(FILE *f, const char *t)
+/* Opens <out_dir>/<stem><suffix> as data file k of the chart, for gnuplot variable var. */
+static int cmd_plot_data_open(const cmd_plot_opts *o, cmd_plot_files *files, const char *var,
+                              const char *stem, const char *suffix, cli_output *out)
 {
-    for (; *t; t++)
-        fputc(*t == '\t' || *t == '\n' || *t == '\r' ? ' ' : *t, f);
-}
-
-static void cmd_plot_number(FILE *f, double d)
-{
-    if (isfinite(d))
-        fprintf(f, "\t%.17g", d);
-    else
-        fputs("\tnan", f);
-}
-
-/* Distinct series among rows [from, to) (sorted by series within a panel). */
-static int cmd_plot_count_series(const store_plot_data *d, int from, int to)
-{
-    int n = 0;
-    for (int i = from; i < to; i++)
-        n += i == from || d->rows[i].series != d->rows[i - 1].series;
-    return n;
-}
-
-static void cmd_plot_write_row(FILE *f, const store_plot_row *r, int slot, int n_slots)
-{
-    fprintf(f, "%d\t%d\t%d", r->panel, r->series, r->episode);
-    cmd_plot_number(f, r->mean_us);
-    cmd_plot_number(f, r->sd_us);
-    cmd_plot_number(f, r->min_us);
-    cmd_plot_number(f, r->max_us);
-    fprintf(f, "\t%d\t%d\t%d\t%d\n", r->n_graphs, r->n_runs, slot, n_slots);
-}
-
-/* <stem>.tsv: one block per (panel, series), blank line between blocks.  slot numbers the series
- * present in a panel (bars sit side by side without gaps for absent series). */
-static void cmd_plot_write_rows(FILE *f, const store_plot_data *d, const char *db)
-{
-    fprintf(f,
-            "# placebench plot data from %s: over the runs that finished ok, mean_us is the\n"
-            "# mean over graphs of the per-graph mean over repeats, sd_us the pooled\n"
-            "# within-graph standard deviation over repeats (nan with 1 repeat), min_us and\n"
-            "# max_us over all runs; episode -1 means the run's final best step time; slot is\n"
-            "# the series' place among the n_slots series of its panel.\n"
-            "# panel\tseries\tepisode\tmean_us\tsd_us\tmin_us\tmax_us\tn_graphs\tn_runs\tslot\t"
-            "n_slots\n",
-            db);
-    for (int from = 0, to; from < d->n_rows; from = to) {
-        for (to = from; to < d->n_rows && d->rows[to].panel == d->rows[from].panel; to++)
-            ;
-        int n_slots = cmd_plot_count_series(d, from, to), slot = -1;
-        for (int i = from; i < to; i++) {
-            int new_series = i == from || d->rows[i].series != d->rows[i - 1].series;
-            slot += new_series;
-            if (i > 0 && new_series)
-                fputc('\n', f);
-            cmd_plot_write_row(f, &d->rows[i], slot, n_slots);
-        }
-    }
-}
-
-/* <stem>.panels.tsv or <stem>.series.tsv: "index<TAB>label" per line. */
-static void cmd_plot_write_labels(FILE *f, char *const *labels, int n, const char *what)
-{
-    fprintf(f, "# %s\tlabel\n", what);
-    for (int i = 0; i < n; i++) {
-        fprintf(f, "%d\t", i);
-        cmd_plot_label(f, labels[i]);
-        fputc('\n', f);
-    }
-}
-
-/* Writes the three data files of a chart; their paths go to paths[0..2]. */
-static int cmd_plot_write_data(const cmd_plot_opts *o, const char *stem, const store_plot_data *d,
-                               char paths[3][PATH_MAX])
-{
-    static const char *const suffix[3] = {".tsv", ".panels.tsv", ".series.tsv"};
-    for (int k = 0; k < 3; k++) {
-        char name[256];
-        snprintf(name, sizeof name, "%s%s", stem, suffix[k]);
-        cli_output out;
-        if (cmd_plot_join(paths[k], PATH_MAX, o->out_dir, name) || cli_output_open(&out, paths[k]))
-            return 1;
-        if (k == 0)
-            cmd_plot_write_rows(out.f, d, o->db);
-        else if (k == 1)
-            cmd_plot_write_labels(out.f, d->panels, d->n_panels, "panel (dataset, devices)");
-        else
-            cmd_plot_write_labels(out.f, d->series, d->n_series,
-                                  "series (placer / embedding / traversal)");
-        if (cli_output_close(&out, 1))
-            return 1;
-        printf("%s\n", paths[k]);
-    }
+    char name[512];
+    if ((size_t)snprintf(name, sizeof name, "%s%s", stem, suffix) >= sizeof name)
+        return cli_error("plot: file name too long: %s%s", stem, suffix);
+    int k = files->n;
+    if (k == CMD_PLOT_MAX_FILES || cmd_plot_join(files->path[k], PATH_MAX, o->out_dir, name) ||
+        cli_output_open(out, files->path[k]))
+        return 1;
+    files->var[k] = var;
+    files->n++;
     return 0;
+}
+
+/* Completes the data file opened last and names it on stdout. */
+static int cmd_plot_data_close(cmd_plot_files *files, cli_output *out)
+{
+    if (cli_output_close(out, 1))
+        return 1;
+    printf("%s\n", files->path[files->n - 1]);
+    return 0;
+}
+
+/* <stem>.tsv, <stem>.panels.tsv, <stem>.series.tsv of a step-time chart. */
+static int cmd_plot_write_data(const cmd_plot_opts *o, const cmd_plot_chart *c,
+                               const store_plot_data *d, cmd_plot_files *files)
+{
+    cli_output out;
+    if (cmd_plot_data_open(o, files, "data", c->stem, ".tsv", &out))
+        return 1;
+    cli_plot_data_rows(out.f, d, o->db, c->unit);
+    if (cmd_plot_data_close(files, &out) ||
+        cmd_plot_data_open(o, files, "panels", c->stem, ".panels.tsv", &out))
+        return 1;
+    cli_plot_data_labels(out.f, d->panels, d->n_panels, "panel (dataset, devices)");
+    if (cmd_plot_data_close(files, &out) ||
+        cmd_plot_data_open(o, files, "series", c->stem, ".series.tsv", &out))
+        return 1;
+    cli_plot_data_labels(out.f, d->series, d->n_series, "series (placer / embedding / traversal)");
+    return cmd_plot_data_close(files, &out);
 }
 
 /* Appends name='value' to buf as a gnuplot assignment (single quotes: no backquote expansion;
@@ -333,22 +323,34 @@ static int cmd_plot_gnuplot(const char *script, const char *vars)
     return cli_error("plot: gnuplot died on signal %d running %s", WTERMSIG(status), script);
 }
 
-/* Runs the chart's script once for an image format and checks the image was written. */
-static int cmd_plot_draw(const cmd_plot_opts *o, const char *stem, char data[3][PATH_MAX],
-                         const char *ext)
+/* What one drawing runs: plots/<script>.gp writing <stem>.<ext>, with the data files, the raw
+ * gnuplot assignments `raw` ("" for none) and a subtitle string (NULL for none). */
+typedef struct cmd_plot_drawing {
+    const char *script, *stem, *raw, *subtitle;
+    const cmd_plot_files *files;
+} cmd_plot_drawing;
+
+/* Runs the drawing's script once for an image format and checks the image was written. */
+static int cmd_plot_draw(const cmd_plot_opts *o, const cmd_plot_drawing *dr, const char *ext)
 {
-    char script[PATH_MAX], image[PATH_MAX], name[256], vars[4 * PATH_MAX + 128] = "";
-    snprintf(name, sizeof name, "%s.%s", stem, ext);
-    if (cmd_plot_join(script, sizeof script, o->scripts, stem) ||
-        strlen(script) + 4 >= sizeof script || cmd_plot_join(image, sizeof image, o->out_dir, name))
+    char script[PATH_MAX], image[PATH_MAX], name[512], vars[(CMD_PLOT_MAX_FILES + 3) * PATH_MAX];
+    vars[0] = '\0';
+    if ((size_t)snprintf(name, sizeof name, "%s.%s", dr->stem, ext) >= sizeof name ||
+        (size_t)snprintf(script, sizeof script, "%s/%s.gp", o->scripts, dr->script) >=
+            sizeof script ||
+        cmd_plot_join(image, sizeof image, o->out_dir, name))
+        return cli_error("plot: path too long: %s/%s", o->out_dir, dr->stem);
+    for (int k = 0; k < dr->files->n; k++)
+        if (cmd_plot_gp_var(vars, sizeof vars, dr->files->var[k], dr->files->path[k]))
+            return 1;
+    if (cmd_plot_gp_var(vars, sizeof vars, "out", image) ||
+        cmd_plot_gp_var(vars, sizeof vars, "term", ext) ||
+        (dr->subtitle && cmd_plot_gp_var(vars, sizeof vars, "subtitle", dr->subtitle)))
         return 1;
-    strcat(script, ".gp");
-    if (cmd_plot_gp_var(vars, sizeof vars, "data", data[0]) ||
-        cmd_plot_gp_var(vars, sizeof vars, "panels", data[1]) ||
-        cmd_plot_gp_var(vars, sizeof vars, "series", data[2]) ||
-        cmd_plot_gp_var(vars, sizeof vars, "out", image) ||
-        cmd_plot_gp_var(vars, sizeof vars, "term", ext))
-        return 1;
+    if (*dr->raw && strlen(vars) + strlen(dr->raw) + 3 > sizeof vars)
+        return cli_error("plot: paths too long for the gnuplot command line: %s", o->out_dir);
+    if (*dr->raw)
+        strcat(strcat(vars, "; "), dr->raw);
     remove(image);
     fflush(stdout);
     if (cmd_plot_gnuplot(script, vars))
@@ -360,7 +362,13 @@ static int cmd_plot_draw(const cmd_plot_opts *o, const char *stem, char data[3][
     return 0;
 }
 
-/* Extracts, writes and draws one chart; *drawn is set when there was data. */
+/* Draws in each format asked for. */
+static int cmd_plot_draw_all(const cmd_plot_opts *o, const cmd_plot_drawing *dr)
+{
+    return (o->png && cmd_plot_draw(o, dr, "png")) || (o->svg && cmd_plot_draw(o, dr, "svg"));
+}
+
+/* Extracts, writes and draws one step-time chart; *drawn is set when there was data. */
 static int cmd_plot_chart_run(const cmd_plot_opts *o, store *s, const cmd_plot_chart *c, int *drawn)
 {
     store_plot_data d;
@@ -370,15 +378,153 @@ static int cmd_plot_chart_run(const cmd_plot_opts *o, store *s, const cmd_plot_c
         return cli_error("%s", err.msg);
     }
     int rc = 0;
-    char data[3][PATH_MAX];
+    cmd_plot_files files = {0};
+    cmd_plot_drawing dr = {c->script, c->stem, c->vars, NULL, &files};
     if (d.n_rows == 0)
         fprintf(stderr, "placebench: %s: no %s; no %s chart\n", o->db, c->what, c->stem);
     else
-        rc = cmd_plot_write_data(o, c->stem, &d, data) ||
-             (o->png && cmd_plot_draw(o, c->stem, data, "png")) ||
-             (o->svg && cmd_plot_draw(o, c->stem, data, "svg"));
+        rc = cmd_plot_write_data(o, c, &d, &files) || cmd_plot_draw_all(o, &dr);
     *drawn |= d.n_rows > 0;
     store_plot_data_free(&d);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- paper tables */
+
+/* "order_wins" or "order_wins-<embedding>" with characters unsafe in file names as '_'. */
+static void cmd_plot_wins_stem(char *buf, size_t n, const char *embedding)
+{
+    snprintf(buf, n, "order_wins%s%s", embedding ? "-" : "", embedding ? embedding : "");
+    for (char *p = buf; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+              *p == '-' || *p == '_' || *p == '.'))
+            *p = '_';
+}
+
+/* Writes the heat map's four data files and draws it. */
+static int cmd_plot_wins_draw(const cmd_plot_opts *o, const store_order_wins *w,
+                              const char *embedding)
+{
+    char stem[256], subtitle[512];
+    cmd_plot_wins_stem(stem, sizeof stem, embedding);
+    snprintf(subtitle, sizeof subtitle, "placer %s%s%s", cmd_plot_table_placer,
+             embedding ? ", embedding " : "", embedding ? embedding : "");
+    cmd_plot_files files = {0};
+    cli_output out;
+    if (cmd_plot_data_open(o, &files, "data", stem, ".tsv", &out))
+        return 1;
+    cli_plot_data_wins_cells(out.f, w, o->db);
+    if (cmd_plot_data_close(&files, &out) ||
+        cmd_plot_data_open(o, &files, "rows", stem, ".rows.tsv", &out))
+        return 1;
+    cli_plot_data_wins_rows(out.f, w);
+    if (cmd_plot_data_close(&files, &out) ||
+        cmd_plot_data_open(o, &files, "panels", stem, ".panels.tsv", &out))
+        return 1;
+    cli_plot_data_wins_panels(out.f, w);
+    if (cmd_plot_data_close(&files, &out) ||
+        cmd_plot_data_open(o, &files, "cols", stem, ".cols.tsv", &out))
+        return 1;
+    cli_plot_data_wins_cols(out.f, w);
+    if (cmd_plot_data_close(&files, &out))
+        return 1;
+    cmd_plot_drawing dr = {"order_wins", stem, "", subtitle, &files};
+    return cmd_plot_draw_all(o, &dr);
+}
+
+/* Win counts of the placer's orders with one embedding (NULL: the only one); *drawn is set when
+ * they made a heat map.  A results file without such runs is not an error: *why says so. */
+static int cmd_plot_wins_one(const cmd_plot_opts *o, store *s, const char *embedding, int *drawn,
+                             pb_error *why)
+{
+    store_order_wins w;
+    int n_ep = (int)(sizeof cmd_plot_win_episodes / sizeof cmd_plot_win_episodes[0]);
+    int rc = 0;
+    if (store_tables_order_wins(s, cmd_plot_table_placer, embedding, cmd_plot_win_episodes, n_ep,
+                                &w, why) == PB_OK) {
+        if (cli_plot_data_wins_drawable(&w)) {
+            rc = cmd_plot_wins_draw(o, &w, embedding);
+            *drawn = 1;
+        } else {
+            pb_errorf(why,
+                      "%s: fewer than 2 traversal orders of placer '%s'%s%s, or no graph "
+                      "compared at episode 9, 19 or 49",
+                      o->db, cmd_plot_table_placer, embedding ? " with embedding " : "",
+                      embedding ? embedding : "");
+        }
+    }
+    store_order_wins_free(&w);
+    return rc;
+}
+
+/* The order-wins heat map, or one per embedding when the placer's runs use several. */
+static int cmd_plot_order_wins(const cmd_plot_opts *o, store *s, int *drawn)
+{
+    pb_error why = {{0}}, why_each = {{0}};
+    int done = 0, rc = cmd_plot_wins_one(o, s, NULL, &done, &why);
+    store_embedding_table t = {0};
+    const pb_error *reason = &why;
+    if (!rc && !done &&
+        store_tables_embeddings(s, cmd_plot_table_placer, NULL, &t, &why_each) == PB_OK &&
+        t.n_embeddings > 1) {
+        for (int e = 0; !rc && e < t.n_embeddings; e++)
+            rc = cmd_plot_wins_one(o, s, t.embeddings[e], &done, &why_each);
+        reason = &why_each; /* the last embedding's reason */
+    }
+    store_embedding_table_free(&t);
+    if (!rc && !done)
+        fprintf(stderr, "placebench: no order_wins chart: %s\n", reason->msg);
+    *drawn |= done;
+    return rc;
+}
+
+/* Writes the embedding bars' four data files and draws them. */
+static int cmd_plot_bars_draw(const cmd_plot_opts *o, const store_embedding_table *t)
+{
+    static const char stem[] = "embedding_bars";
+    char subtitle[256];
+    snprintf(subtitle, sizeof subtitle, "placer %s", cmd_plot_table_placer);
+    cmd_plot_files files = {0};
+    cli_output out;
+    if (cmd_plot_data_open(o, &files, "data", stem, ".tsv", &out))
+        return 1;
+    cli_plot_data_bars(out.f, t, o->db);
+    if (cmd_plot_data_close(&files, &out) ||
+        cmd_plot_data_open(o, &files, "groups", stem, ".groups.tsv", &out))
+        return 1;
+    cli_plot_data_bar_groups(out.f, t);
+    if (cmd_plot_data_close(&files, &out) ||
+        cmd_plot_data_open(o, &files, "datasets", stem, ".datasets.tsv", &out))
+        return 1;
+    cli_plot_data_bar_datasets(out.f, t);
+    if (cmd_plot_data_close(&files, &out) ||
+        cmd_plot_data_open(o, &files, "series", stem, ".series.tsv", &out))
+        return 1;
+    cli_plot_data_bar_series(out.f, t);
+    if (cmd_plot_data_close(&files, &out))
+        return 1;
+    cmd_plot_drawing dr = {"embedding_bars", stem, "", subtitle, &files};
+    return cmd_plot_draw_all(o, &dr);
+}
+
+/* The embedding bars when the placer's runs use 2 or more embeddings. */
+static int cmd_plot_embedding_bars(const cmd_plot_opts *o, store *s, int *drawn)
+{
+    store_embedding_table t;
+    pb_error why = {{0}};
+    int rc = 0;
+    if (store_tables_embeddings(s, cmd_plot_table_placer, NULL, &t, &why) != PB_OK) {
+        fprintf(stderr, "placebench: no embedding_bars chart: %s\n", why.msg);
+    } else if (t.n_embeddings < 2) {
+        fprintf(stderr,
+                "placebench: no embedding_bars chart: %s: the runs of placer '%s' use one "
+                "embedding (%s)\n",
+                o->db, cmd_plot_table_placer, t.embeddings[0]);
+    } else {
+        rc = cmd_plot_bars_draw(o, &t);
+        *drawn = 1;
+    }
+    store_embedding_table_free(&t);
     return rc;
 }
 
@@ -402,6 +548,7 @@ int cmd_plot(int argc, char **argv)
     rc = cmd_plot_find_scripts(&o) || cmd_plot_mkdirs(o.out_dir);
     for (size_t i = 0; !rc && i < sizeof cmd_plot_charts / sizeof cmd_plot_charts[0]; i++)
         rc = cmd_plot_chart_run(&o, s, &cmd_plot_charts[i], &drawn);
+    rc = rc || cmd_plot_order_wins(&o, s, &drawn) || cmd_plot_embedding_bars(&o, s, &drawn);
     store_close(s);
     if (!rc && !drawn)
         return cli_error("%s: no run finished ok: nothing to plot", o.db);

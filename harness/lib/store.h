@@ -110,10 +110,10 @@ const char *store_status_name(int status, char *buf, size_t n);
 
 /*
  * Data behind the plots, over the runs that finished ok.  Panels are (dataset, n_devices) pairs
- * ("cifar10, 3 devices"), series are (placer, embedding, traversal) combinations
- * ("placeto / placeto-gnn / topo"), both numbered from 0 in sorted order, only those that have
- * data.  For each (panel, series[, episode]) the runs are first averaged per graph over their
- * repeats; then:
+ * ("cifar10, 3 devices", named by the dataset entry's last path component), series are (placer,
+ * embedding, traversal) combinations ("placeto / placeto-gnn / topo"), both numbered from 0 in
+ * sorted order, only those that have data.  For each (panel, series[, episode]) the runs are
+ * first averaged per graph over their repeats; then:
  *   mean_us  mean over graphs of the per-graph means,
  *   sd_us    pooled within-graph standard deviation over repeats
  *            sqrt(sum_g (n_g - 1) s_g^2 / sum_g (n_g - 1)); NaN when no graph has 2 runs,
@@ -138,6 +138,10 @@ typedef struct store_plot_data {
 /* Learning curves: best_so_far_us of the curve points by episode.  Caller frees *out with
  * store_plot_data_free (also after an error). */
 int store_plot_curves(store *s, store_plot_data *out, pb_error *err);
+/* Learning curves relative to the initial placement: best_so_far_us / initial_us of the runs
+ * with a finite positive initial step time, so the row values are fractions, not us (1: no
+ * better than the initial placement). */
+int store_plot_curves_relative(store *s, store_plot_data *out, pb_error *err);
 /* Best step times: best_us of the runs (finite values only). */
 int store_plot_bests(store *s, store_plot_data *out, pb_error *err);
 void store_plot_data_free(store_plot_data *d);

@@ -1,4 +1,5 @@
-/* store_plot.c — the data behind the plots: learning curves and best step times, aggregated. */
+/* store_plot.c — the data behind the plots: learning curves (absolute and relative to the
+ * initial placement) and best step times, aggregated. */
 #include "store_internal.h"
 
 #include <math.h>
@@ -17,6 +18,15 @@ static const char store_plot_curves_sql[] =
     " NULLIF(r.embedding, '') AS e, NULLIF(r.traversal, '') AS t, c.episode, r.graph, r.run_id,"
     " c.best_so_far_us FROM runs r JOIN curve c ON c.run_id = r.run_id"
     " WHERE r.status = 0 AND c.best_so_far_us BETWEEN -1e308 AND 1e308"
+    " ORDER BY d, r.n_devices, p, e, t, c.episode, r.graph, r.run_id";
+
+/* The curves as fractions of each run's initial step time (runs with a finite positive one). */
+static const char store_plot_relative_sql[] =
+    "SELECT NULLIF(r.dataset, '') AS d, r.n_devices, NULLIF(r.placer, '') AS p,"
+    " NULLIF(r.embedding, '') AS e, NULLIF(r.traversal, '') AS t, c.episode, r.graph, r.run_id,"
+    " c.best_so_far_us / r.initial_us FROM runs r JOIN curve c ON c.run_id = r.run_id"
+    " WHERE r.status = 0 AND c.best_so_far_us BETWEEN -1e308 AND 1e308"
+    " AND r.initial_us > 0 AND r.initial_us <= 1e308"
     " ORDER BY d, r.n_devices, p, e, t, c.episode, r.graph, r.run_id";
 
 static const char store_plot_bests_sql[] =
@@ -170,6 +180,20 @@ static int store_plot_end_key(store_plot_pass *p)
 
 /* ---------------------------------------------------------------- panels and series */
 
+/* The last path component of a dataset entry ("datasets/check8/cifar10/" -> "cifar10"): long
+ * folder paths would crowd the panel titles.  Length in *len. */
+static const char *store_plot_dataset_name(const char *dataset, int *len)
+{
+    size_t end = strlen(dataset);
+    while (end > 1 && dataset[end - 1] == '/')
+        end--;
+    size_t start = end;
+    while (start > 0 && dataset[start - 1] != '/')
+        start--;
+    *len = (int)(end - start);
+    return dataset + start;
+}
+
 /* "cifar10, 3 devices" */
 static int store_plot_new_panel(store_plot_pass *p, const char *dataset, int n_devices)
 {
@@ -179,7 +203,9 @@ static int store_plot_new_panel(store_plot_pass *p, const char *dataset, int n_d
         return PB_ERR;
     d->panels = grown;
     char label[1024];
-    snprintf(label, sizeof label, "%s, %d device%s", *dataset ? dataset : "(none)", n_devices,
+    int len;
+    const char *name = store_plot_dataset_name(*dataset ? dataset : "(none)", &len);
+    snprintf(label, sizeof label, "%.*s, %d device%s", len, name, n_devices,
              n_devices == 1 ? "" : "s");
     if (!(d->panels[d->n_panels] = strdup(label)) || store_plot_set(&p->dataset, dataset))
         return PB_ERR;
@@ -357,6 +383,11 @@ static int store_plot_extract(store *s, const char *sql, store_plot_data *out, p
 int store_plot_curves(store *s, store_plot_data *out, pb_error *err)
 {
     return store_plot_extract(s, store_plot_curves_sql, out, err);
+}
+
+int store_plot_curves_relative(store *s, store_plot_data *out, pb_error *err)
+{
+    return store_plot_extract(s, store_plot_relative_sql, out, err);
 }
 
 int store_plot_bests(store *s, store_plot_data *out, pb_error *err)

@@ -121,7 +121,7 @@ expect_fail "plot --format gif" "expected png, svg or both" "$PB_BIN" plot "$db"
 
 # ---- plot: both formats, into --out and into the default folder
 "$PB_BIN" plot "$db" --out "$tmp/plots" >"$tmp/plot.out"
-for chart in learning_curves best_step_time; do
+for chart in learning_curves learning_curves_relative best_step_time; do
     for f in "$chart.png" "$chart.svg" "$chart.tsv" "$chart.panels.tsv" "$chart.series.tsv"; do
         [ -s "$tmp/plots/$f" ] || fail "plot did not write $f"
         grep -qxF "$tmp/plots/$f" "$tmp/plot.out" || fail "plot did not print $f"
@@ -133,6 +133,9 @@ done
 # The data behind the learning curve (derived in sample_results.sql): episode 0 mean 1050.
 grep -qP '^0\t0\t0\t1050\t70\.71' "$tmp/plots/learning_curves.tsv" || fail "learning curve data"
 grep -qP '^0\ttiny, 2 devices$' "$tmp/plots/learning_curves.panels.tsv" || fail "panel labels"
+# Relative to each run's initial step time, episode 0: (1100/1200 + 1000/800) / 2 = 1.0833...
+awk -F'\t' '$1 == 0 && $2 == 0 && $3 == 0 { n++; d = $4 - 13 / 12; bad = d < -1e-12 || d > 1e-12 }
+    END { exit bad || n != 1 }' "$tmp/plots/learning_curves_relative.tsv" || fail "relative curve"
 grep -qP '^2\trandom$' "$tmp/plots/best_step_time.series.tsv" || fail "series labels"
 # random on (tiny, 2 devices): mean best 640, second of the two series in that group.
 grep -qP '^1\t2\t-1\t640\t.*\t1\t2$' "$tmp/plots/best_step_time.tsv" || fail "bar data"

@@ -1,0 +1,373 @@
+/* cli_plot_data.c — the TSV files placebench plot hands to the gnuplot scripts. */
+#include "cli_plot_data.h"
+
+#include <math.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------- shared */
+
+/* A label as one TSV field: tabs and line breaks become spaces. */
+static void cli_plot_data_label(FILE *f, const char *t)
+{
+    for (; *t; t++)
+        fputc(*t == '\t' || *t == '\n' || *t == '\r' ? ' ' : *t, f);
+}
+
+static void cli_plot_data_number(FILE *f, double d)
+{
+    if (isfinite(d))
+        fprintf(f, "\t%.17g", d);
+    else
+        fputs("\tnan", f);
+}
+
+void cli_plot_data_labels(FILE *f, char *const *labels, int n, const char *what)
+{
+    fprintf(f, "# index\t%s\n", what);
+    for (int i = 0; i < n; i++) {
+        fprintf(f, "%d\t", i);
+        cli_plot_data_label(f, labels[i]);
+        fputc('\n', f);
+    }
+}
+
+/* The papers' orders of traversal orders (Tables II-IV) and of embeddings (Tables 1-2). */
+static const char *const cli_plot_data_paper_orders[] = {
+    "lexico", "topo", "dfs-preorder", "reversed-topo", "dfs-postorder", "bfs", NULL,
+};
+static const char *const cli_plot_data_paper_embeddings[] = {"placeto-gnn", "graphsage", "pgnn",
+                                                             NULL};
+
+/* Where a name sorts: its place in the paper's list (NULL-terminated), others after. */
+static int cli_plot_data_rank(const char *name, const char *const *paper)
+{
+    int i = 0;
+    for (; paper[i]; i++)
+        if (strcmp(name, paper[i]) == 0)
+            return i;
+    return i;
+}
+
+/* The display place of names[o] among names[0..n) (sorted): by paper rank, then by index. */
+static int cli_plot_data_place(char *const *names, int n, int o, const char *const *paper)
+{
+    int rank = cli_plot_data_rank(names[o], paper), place = 0;
+    for (int q = 0; q < n; q++) {
+        int r = cli_plot_data_rank(names[q], paper);
+        place += r < rank || (r == rank && q < o);
+    }
+    return place;
+}
+
+/* The index of the name shown at `place` (the inverse of cli_plot_data_place). */
+static int cli_plot_data_at(char *const *names, int n, int place, const char *const *paper)
+{
+    for (int o = 0; o < n; o++)
+        if (cli_plot_data_place(names, n, o, paper) == place)
+            return o;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- step times */
+
+/* Distinct series among rows [from, to) (sorted by series within a panel). */
+static int cli_plot_data_count_series(const store_plot_data *d, int from, int to)
+{
+    int n = 0;
+    for (int i = from; i < to; i++)
+        n += i == from || d->rows[i].series != d->rows[i - 1].series;
+    return n;
+}
+
+static void cli_plot_data_row(FILE *f, const store_plot_row *r, int slot, int n_slots)
+{
+    fprintf(f, "%d\t%d\t%d", r->panel, r->series, r->episode);
+    cli_plot_data_number(f, r->mean_us);
+    cli_plot_data_number(f, r->sd_us);
+    cli_plot_data_number(f, r->min_us);
+    cli_plot_data_number(f, r->max_us);
+    fprintf(f, "\t%d\t%d\t%d\t%d\n", r->n_graphs, r->n_runs, slot, n_slots);
+}
+
+void cli_plot_data_rows(FILE *f, const store_plot_data *d, const char *db, const char *unit)
+{
+    fprintf(f,
+            "# placebench plot data from %s (values in %s): over the runs that finished ok,\n"
+            "# mean is the mean over graphs of the per-graph mean over repeats, sd the pooled\n"
+            "# within-graph standard deviation over repeats (nan with 1 repeat), min and max\n"
+            "# over all runs; episode -1 means the run's final best step time; slot is the\n"
+            "# series' place among the n_slots series of its panel.\n"
+            "# panel\tseries\tepisode\tmean\tsd\tmin\tmax\tn_graphs\tn_runs\tslot\tn_slots\n",
+            db, unit);
+    for (int from = 0, to; from < d->n_rows; from = to) {
+        for (to = from; to < d->n_rows && d->rows[to].panel == d->rows[from].panel; to++)
+            ;
+        int n_slots = cli_plot_data_count_series(d, from, to), slot = -1;
+        for (int i = from; i < to; i++) {
+            int new_series = i == from || d->rows[i].series != d->rows[i - 1].series;
+            slot += new_series;
+            if (i > 0 && new_series)
+                fputc('\n', f);
+            cli_plot_data_row(f, &d->rows[i], slot, n_slots);
+        }
+    }
+}
+
+/* ---------------------------------------------------------------- order wins */
+
+/* The order shown in column col. */
+static int cli_plot_data_order_at(const store_order_wins *w, int col)
+{
+    return cli_plot_data_at(w->orders, w->n_orders, col, cli_plot_data_paper_orders);
+}
+
+static int cli_plot_data_cell(const store_order_wins *w, int i, int j, int k)
+{
+    return (i * w->n_devices + j) * w->n_episodes + k;
+}
+
+/* Non-zero when some dataset compared graphs at (devices j, episode k). */
+static int cli_plot_data_row_used(const store_order_wins *w, int j, int k)
+{
+    for (int i = 0; i < w->n_datasets; i++)
+        if (w->graphs[cli_plot_data_cell(w, i, j, k)] > 0)
+            return 1;
+    return 0;
+}
+
+int cli_plot_data_wins_drawable(const store_order_wins *w)
+{
+    if (w->n_orders < 2)
+        return 0;
+    for (int j = 0; j < w->n_devices; j++)
+        for (int k = 0; k < w->n_episodes; k++)
+            if (cli_plot_data_row_used(w, j, k))
+                return 1;
+    return 0;
+}
+
+void cli_plot_data_wins_cells(FILE *f, const store_order_wins *w, const char *db)
+{
+    fprintf(f,
+            "# placebench order-wins data from %s: graphs each order won, i.e. had the lowest\n"
+            "# best step time by the end of the row's episode (mean over repeats; tied orders\n"
+            "# all win), out of the graphs compared; ties: graphs won by several orders.\n"
+            "# panel\trow\tcol\twins\tgraphs\tties\n",
+            db);
+    for (int i = 0; i < w->n_datasets; i++) {
+        int row = 0;
+        for (int j = 0; j < w->n_devices; j++) {
+            for (int k = 0; k < w->n_episodes; k++) {
+                if (!cli_plot_data_row_used(w, j, k))
+                    continue;
+                int c = cli_plot_data_cell(w, i, j, k);
+                for (int col = 0; w->graphs[c] > 0 && col < w->n_orders; col++)
+                    fprintf(f, "%d\t%d\t%d\t%d\t%d\t%d\n", i, row, col,
+                            w->wins[c * w->n_orders + cli_plot_data_order_at(w, col)], w->graphs[c],
+                            w->ties[c]);
+                row++;
+            }
+        }
+    }
+}
+
+void cli_plot_data_wins_rows(FILE *f, const store_order_wins *w)
+{
+    fputs("# panel\trow\tgraphs\tties\tdevices\tepisode\tlabel\n", f);
+    for (int i = 0; i < w->n_datasets; i++) {
+        int row = 0;
+        for (int j = 0; j < w->n_devices; j++) {
+            for (int k = 0; k < w->n_episodes; k++) {
+                if (!cli_plot_data_row_used(w, j, k))
+                    continue;
+                int c = cli_plot_data_cell(w, i, j, k);
+                fprintf(f, "%d\t%d\t%d\t%d\t%d\t%d\t%d dev, ep %d\n", i, row++, w->graphs[c],
+                        w->ties[c], w->devices[j], w->episodes[k], w->devices[j], w->episodes[k]);
+            }
+        }
+    }
+}
+
+void cli_plot_data_wins_panels(FILE *f, const store_order_wins *w)
+{
+    cli_plot_data_labels(f, w->datasets, w->n_datasets, "dataset");
+}
+
+void cli_plot_data_wins_cols(FILE *f, const store_order_wins *w)
+{
+    fputs("# index\ttraversal order\n", f);
+    for (int col = 0; col < w->n_orders; col++) {
+        fprintf(f, "%d\t", col);
+        cli_plot_data_label(f, w->orders[cli_plot_data_order_at(w, col)]);
+        fputc('\n', f);
+    }
+}
+
+/* ---------------------------------------------------------------- embedding bars */
+
+static const store_embedding_cell *cli_plot_data_ecell(const store_embedding_table *t, int i, int j,
+                                                       int e)
+{
+    return &t->cells[(i * t->n_devices + j) * t->n_embeddings + e];
+}
+
+/* The embedding shown at place `place` (the paper's order, others after). */
+static int cli_plot_data_embedding_at(const store_embedding_table *t, int place)
+{
+    return cli_plot_data_at(t->embeddings, t->n_embeddings, place, cli_plot_data_paper_embeddings);
+}
+
+/* Embeddings with runs in cell (i, j). */
+static int cli_plot_data_cell_series(const store_embedding_table *t, int i, int j)
+{
+    int n = 0;
+    for (int e = 0; e < t->n_embeddings; e++)
+        n += cli_plot_data_ecell(t, i, j, e)->n_runs > 0;
+    return n;
+}
+
+/* Device counts of dataset i with data. */
+static int cli_plot_data_device_groups(const store_embedding_table *t, int i)
+{
+    int n = 0;
+    for (int j = 0; j < t->n_devices; j++)
+        n += cli_plot_data_cell_series(t, i, j) > 0;
+    return n;
+}
+
+/* Embedding e of dataset i averaged over the dataset's device counts (the paper's Figures 4
+ * and 5): means of the cell means; runs summed, graphs the most of one cell.  No runs (no bar)
+ * when e lacks one of the device counts, so the mean bars of a dataset compare like with like. */
+static store_embedding_cell cli_plot_data_mean_cell(const store_embedding_table *t, int i, int e)
+{
+    store_embedding_cell m = {0};
+    int n = 0, n_ec = 0;
+    for (int j = 0; j < t->n_devices; j++) {
+        const store_embedding_cell *c = cli_plot_data_ecell(t, i, j, e);
+        if (c->n_runs == 0 && cli_plot_data_cell_series(t, i, j) > 0)
+            return (store_embedding_cell){0};
+        if (c->n_runs == 0)
+            continue;
+        m.n_runs += c->n_runs;
+        m.n_graphs = c->n_graphs > m.n_graphs ? c->n_graphs : m.n_graphs;
+        m.improvement_pct += c->improvement_pct;
+        m.wall_s += c->wall_s;
+        n++;
+        if (isfinite(c->ec)) {
+            m.ec += c->ec;
+            n_ec++;
+        }
+    }
+    m.improvement_pct = n ? m.improvement_pct / n : NAN;
+    m.wall_s = n ? m.wall_s / n : NAN;
+    m.ec = n_ec ? m.ec / n_ec : NAN;
+    return m;
+}
+
+/* One bar group: dataset i, devices index j (-1: the mean over device counts), at x. */
+typedef void (*cli_plot_data_group_fn)(FILE *f, const store_embedding_table *t, int group, double x,
+                                       int i, int j);
+
+/* Calls fn for every group in order; the gap between datasets is 0.6 of a group. */
+static void cli_plot_data_each_group(FILE *f, const store_embedding_table *t,
+                                     cli_plot_data_group_fn fn)
+{
+    int group = 0;
+    double x = 0;
+    for (int i = 0; i < t->n_datasets; i++) {
+        int n = cli_plot_data_device_groups(t, i);
+        if (n == 0)
+            continue;
+        for (int j = 0; j < t->n_devices; j++) {
+            if (cli_plot_data_cell_series(t, i, j) > 0) {
+                fn(f, t, group++, x, i, j);
+                x += 1;
+            }
+        }
+        if (n >= 2) {
+            fn(f, t, group++, x, i, -1);
+            x += 1;
+        }
+        x += 0.6;
+    }
+}
+
+static void cli_plot_data_bar_group(FILE *f, const store_embedding_table *t, int group, double x,
+                                    int i, int j)
+{
+    int n_slots = 0;
+    for (int e = 0; e < t->n_embeddings; e++) {
+        store_embedding_cell c =
+            j >= 0 ? *cli_plot_data_ecell(t, i, j, e) : cli_plot_data_mean_cell(t, i, e);
+        n_slots += c.n_runs > 0;
+    }
+    for (int place = 0, slot = 0; place < t->n_embeddings; place++) {
+        int e = cli_plot_data_embedding_at(t, place);
+        store_embedding_cell c =
+            j >= 0 ? *cli_plot_data_ecell(t, i, j, e) : cli_plot_data_mean_cell(t, i, e);
+        if (c.n_runs == 0)
+            continue;
+        fprintf(f, "%d\t%g\t%d\t%d\t%d", group, x, place, slot++, n_slots);
+        cli_plot_data_number(f, c.improvement_pct);
+        cli_plot_data_number(f, c.wall_s);
+        cli_plot_data_number(f, c.ec);
+        fprintf(f, "\t%d\t%d\t%d\n", c.n_runs, c.n_graphs, e);
+    }
+}
+
+void cli_plot_data_bars(FILE *f, const store_embedding_table *t, const char *db)
+{
+    fprintf(f,
+            "# placebench embedding data from %s: over the runs that finished ok with an\n"
+            "# initial step time, means of the improvement over the initial placement\n"
+            "# ((initial - best) / initial * 100), of the computation (search wall) time and of\n"
+            "# the EC ratio (improvement fraction per second); a group's slot is the bar's place\n"
+            "# among its n_slots embeddings; colour: the embedding's place in name order (as in\n"
+            "# the learning curves' series).\n"
+            "# group\tx\tembedding\tslot\tn_slots\timprovement_pct\twall_s\tec\tn_runs\t"
+            "n_graphs\tcolour\n",
+            db);
+    cli_plot_data_each_group(f, t, cli_plot_data_bar_group);
+}
+
+static void cli_plot_data_group_label(FILE *f, const store_embedding_table *t, int group, double x,
+                                      int i, int j)
+{
+    if (j >= 0)
+        fprintf(f, "%d\t%g\t%d\t%d dev\n", group, x, i, t->devices[j]);
+    else
+        fprintf(f, "%d\t%g\t%d\tmean\n", group, x, i);
+}
+
+void cli_plot_data_bar_groups(FILE *f, const store_embedding_table *t)
+{
+    fputs("# group\tx\tdataset\tlabel\n", f);
+    cli_plot_data_each_group(f, t, cli_plot_data_group_label);
+}
+
+void cli_plot_data_bar_datasets(FILE *f, const store_embedding_table *t)
+{
+    fputs("# index\tx_centre\tdataset\n", f);
+    double x = 0;
+    for (int i = 0; i < t->n_datasets; i++) {
+        int n = cli_plot_data_device_groups(t, i);
+        if (n == 0)
+            continue;
+        int groups = n + (n >= 2);
+        fprintf(f, "%d\t%g\t", i, x + (groups - 1) / 2.0);
+        cli_plot_data_label(f, t->datasets[i]);
+        fputc('\n', f);
+        x += groups + 0.6;
+    }
+}
+
+void cli_plot_data_bar_series(FILE *f, const store_embedding_table *t)
+{
+    fputs("# index\tembedding\tcolour\n", f);
+    for (int place = 0; place < t->n_embeddings; place++) {
+        int e = cli_plot_data_embedding_at(t, place);
+        fprintf(f, "%d\t", place);
+        cli_plot_data_label(f, t->embeddings[e]);
+        fprintf(f, "\t%d\n", e);
+    }
+}
