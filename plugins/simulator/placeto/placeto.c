@@ -27,9 +27,20 @@
  *
  * A prepared handle holds every buffer an evaluation needs: evaluate() allocates nothing, and one
  * handle serves one evaluation at a time.
+ *
+ * Resuming.  Progressive placers evaluate long chains of placements that differ in one node.  Up
+ * to the first event whose outcome depends on the device of a changed op, a run is the same as
+ * the previous run (placeto_divergence says where that can first happen: when a parent starts or
+ * sends, or when the op is queued).  A run therefore saves its whole engine state at
+ * PLACETO_SNAPS points of its run order (after the k-th op started), and the next evaluation
+ * resumes from the latest point before that event instead of from the beginning; from there it
+ * repeats the reference's events exactly.  What ops write once per run (start, end, run order,
+ * transfer send times, port marks) stays valid for the ops that started before the resumed
+ * point and is not saved; the memory sweep always runs over the whole run.
  */
 
 enum { PLACETO_REMOVE_DEPENDENCY = 0, PLACETO_RUN_BUS = 1, PLACETO_RUN_DEV = 2 };
+enum { PLACETO_SNAPS = 16 }; /* saved engine states per run, see "Resuming" */
 
 #define PLACETO_FIELD_BITS 31
 #define PLACETO_FIELD_MAX ((1L << PLACETO_FIELD_BITS) - 1)
@@ -40,6 +51,14 @@ typedef struct placeto_event {
     uint64_t t;   /* bits of the time, a double */
     uint64_t key; /* kind | rank | payload, see above */
 } placeto_event;
+
+/* Where a saved engine state is (the arrays are in placeto_prepared, slot by slot). */
+typedef struct placeto_snap {
+    int n_run;  /* ops started when it was saved: the slot's threshold */
+    int heap_n; /* pending events */
+    long long n_idle, n_bus_pops;
+    double run_time;
+} placeto_snap;
 
 /* One entry of the post-run memory sweep (§1.4): amount > 0 allocates, < 0 frees. */
 typedef struct placeto_memev {
@@ -60,6 +79,8 @@ typedef struct placeto_prepared {
     double *cost_trunc;  /* [n_ops] int(cost), for the memory sweep */
     double *mem;         /* [n_ops] sum of the output port sizes */
     int *n_parents;      /* [n_ops] distinct parents */
+    int *parent_start;   /* [n_ops+1] parents (pb_graph pred lists) */
+    int *parent;         /* [n_edges] */
     int *sources;        /* ops without parents, in node order */
     int *child_start;    /* [n_ops+1] children in insertion order (the reference's children dict) */
     int *child;          /* [n_edges] */
@@ -76,21 +97,37 @@ typedef struct placeto_prepared {
     /* Scratch of one evaluation. */
     const int *dev;                       /* the placement being evaluated */
     int *remaining;                       /* [n_ops] parents not yet released */
-    int *dq, *dq_head, *dq_tail;          /* device queues: slices of dq[n_ops] */
-    int *bq, *bq_head, *bq_tail;          /* bus queues of ports: slices of bq[n_ports] */
+    int *dq, *dq_head, *dq_tail, *dq_off; /* device queues: slices of dq[n_ops] from dq_off */
+    int *bq, *bq_head, *bq_tail, *bq_off; /* bus queues of ports: slices of bq[n_ports] */
     unsigned char *dev_state, *bus_state; /* [n_devices] PLACETO_IDLE, _RESTING or _WAKING */
     double *dev_rest, *bus_rest;          /* [n_devices] wake-up time while resting */
     placeto_event *heap;                  /* [n_edges + 2 n_devices] */
     int heap_n;
     long long n_idle; /* idle wake-ups of the reference folded in so far ("Event count" below) */
     long long n_bus_pops; /* bus wake-ups popped from the heap so far */
-    uint32_t *port_mark;  /* [n_ports] == mark: port already queued on the bus in this run */
-    uint32_t mark;
-    double *port_send;   /* [n_ports] when the bus started sending the port (valid when marked) */
-    double *start, *end; /* [n_ops] */
-    int *run_order;      /* [n_ops] ops in the order they started */
+    uint64_t *port_mark;  /* [n_ports] == run_stamp of its op: queued on the bus in this run */
+    uint64_t *run_stamp;  /* [n_ops] a number unique to the op's latest start (run_dev call) */
+    uint64_t stamp;       /* the last number handed out */
+    double *port_send;    /* [n_ports] when the bus started sending the port (valid when marked) */
+    double *start, *end;  /* [n_ops] */
+    int *run_order;       /* [n_ops] ops in the order they started */
     int n_run;
     int *dev_run; /* [n_devices] 1 + position in run_order of the device's latest op, 0 if none */
+    int *run_pos; /* [n_ops] position of the op in run_order */
+
+    /* Resuming (see above): the placement of the previous run and its saved states. */
+    int have_prev;
+    int *prev_dev;              /* [n_ops] */
+    int n_snaps;                /* slots valid for prev_dev, in increasing n_run */
+    int snap_next;              /* slot the running evaluation saves next (n_snaps while it runs) */
+    int snap_at[PLACETO_SNAPS]; /* threshold n_run of each slot, increasing; 0 = unused */
+    placeto_snap snap[PLACETO_SNAPS];
+    placeto_event *snap_heap;  /* [PLACETO_SNAPS * (n_edges + 2 n_devices)] */
+    int *snap_remaining;       /* [PLACETO_SNAPS * n_ops] */
+    int *snap_queue;           /* [PLACETO_SNAPS * (n_ops + n_ports)] live queue entries */
+    int *snap_int;             /* [PLACETO_SNAPS * 5 n_devices] queue lengths, dev_run */
+    unsigned char *snap_state; /* [PLACETO_SNAPS * 2 n_devices] */
+    double *snap_dbl;          /* [PLACETO_SNAPS * 4 n_devices] rests, busy, link_busy */
     placeto_memev *alloc_ev, *free_ev, *free_tmp;       /* [n_ops] memory sweep, any sizes */
     double *alloc_t;                                    /* [n_ops] memory sweep, integer sizes */
     int *alloc_op, *alloc_index, *bucket, *bucket_next; /* [n_ops] */
@@ -241,8 +278,11 @@ static void placeto_run_dev(placeto_prepared *p, double t, int d)
     int n = p->dq[p->dq_head[d]++];
     double cost = p->cost[n];
     double end = t + cost;
+    uint64_t stamp = ++p->stamp;
     p->start[n] = t;
     p->end[n] = end;
+    p->run_stamp[n] = stamp;
+    p->run_pos[n] = p->n_run;
     p->run_order[p->n_run++] = n;
     p->dev_run[d] = p->n_run;
     p->busy[d] += cost;
@@ -260,9 +300,9 @@ static void placeto_run_dev(placeto_prepared *p, double t, int d)
             continue;
         }
         int port = p->child_port[i];
-        if (p->port_mark[port] == p->mark)
+        if (p->port_mark[port] == stamp)
             continue;
-        p->port_mark[port] = p->mark;
+        p->port_mark[port] = stamp;
         p->bq[p->bq_tail[d]++] = port;
         placeto_ready_bus(p, t, d, end);
     }
@@ -299,13 +339,92 @@ static void placeto_run_bus(placeto_prepared *p, double t, int b)
     p->link_busy[b] += delay + p->delta2;
 }
 
-/* The main loop; returns the reference's run_time, the largest time of any event it pops, and
- * in *n_events the number of events it pops (see "Event count" above). */
-static double placeto_run(placeto_prepared *p, long long *n_events)
+/* Saves the engine state in slot p->snap_next (see "Resuming"); run_time is the main loop's. */
+static void placeto_save(placeto_prepared *p, double run_time)
 {
-    for (int i = 0; i < p->n_sources; i++)
-        placeto_ready(p, p->init_offset, p->sources[i]);
-    double run_time = 0;
+    int i = p->snap_next++, n = p->n_ops, nd = p->n_devices;
+    placeto_snap *s = &p->snap[i];
+    size_t heap_cap = (size_t)p->n_edges + 2 * (size_t)nd;
+    s->n_run = p->n_run;
+    s->heap_n = p->heap_n;
+    s->n_idle = p->n_idle;
+    s->n_bus_pops = p->n_bus_pops;
+    s->run_time = run_time;
+    memcpy(p->snap_heap + i * heap_cap, p->heap, (size_t)p->heap_n * sizeof *p->heap);
+    memcpy(p->snap_remaining + (size_t)i * n, p->remaining, (size_t)n * sizeof(int));
+    int *q = p->snap_queue + (size_t)i * ((size_t)n + (size_t)p->n_ports);
+    int *len = p->snap_int + (size_t)i * 5 * nd, k = 0;
+    for (int d = 0; d < nd; d++) {
+        len[d] = p->dq_head[d] - p->dq_off[d];
+        len[nd + d] = p->dq_tail[d] - p->dq_off[d];
+        for (int j = p->dq_head[d]; j < p->dq_tail[d]; j++)
+            q[k++] = p->dq[j];
+    }
+    for (int d = 0; d < nd; d++) {
+        len[2 * nd + d] = p->bq_head[d] - p->bq_off[d];
+        len[3 * nd + d] = p->bq_tail[d] - p->bq_off[d];
+        for (int j = p->bq_head[d]; j < p->bq_tail[d]; j++)
+            q[k++] = p->bq[j];
+        len[4 * nd + d] = p->dev_run[d];
+    }
+    unsigned char *st = p->snap_state + (size_t)i * 2 * nd;
+    memcpy(st, p->dev_state, (size_t)nd);
+    memcpy(st + nd, p->bus_state, (size_t)nd);
+    double *x = p->snap_dbl + (size_t)i * 4 * nd;
+    memcpy(x, p->dev_rest, (size_t)nd * sizeof(double));
+    memcpy(x + nd, p->bus_rest, (size_t)nd * sizeof(double));
+    memcpy(x + 2 * nd, p->busy, (size_t)nd * sizeof(double));
+    memcpy(x + 3 * nd, p->link_busy, (size_t)nd * sizeof(double));
+}
+
+/* Puts back the state of slot i into queues partitioned for the current placement (queued ops
+ * and ports keep their places relative to their queue's slice).  Returns its run_time. */
+static double placeto_restore(placeto_prepared *p, int i)
+{
+    int n = p->n_ops, nd = p->n_devices;
+    const placeto_snap *s = &p->snap[i];
+    size_t heap_cap = (size_t)p->n_edges + 2 * (size_t)nd;
+    p->n_run = s->n_run;
+    p->heap_n = s->heap_n;
+    p->n_idle = s->n_idle;
+    p->n_bus_pops = s->n_bus_pops;
+    memcpy(p->heap, p->snap_heap + i * heap_cap, (size_t)s->heap_n * sizeof *p->heap);
+    memcpy(p->remaining, p->snap_remaining + (size_t)i * n, (size_t)n * sizeof(int));
+    const int *q = p->snap_queue + (size_t)i * ((size_t)n + (size_t)p->n_ports);
+    const int *len = p->snap_int + (size_t)i * 5 * nd;
+    int k = 0;
+    for (int d = 0; d < nd; d++) {
+        p->dq_head[d] = p->dq_off[d] + len[d];
+        p->dq_tail[d] = p->dq_off[d] + len[nd + d];
+        for (int j = p->dq_head[d]; j < p->dq_tail[d]; j++)
+            p->dq[j] = q[k++];
+    }
+    for (int d = 0; d < nd; d++) {
+        p->bq_head[d] = p->bq_off[d] + len[2 * nd + d];
+        p->bq_tail[d] = p->bq_off[d] + len[3 * nd + d];
+        for (int j = p->bq_head[d]; j < p->bq_tail[d]; j++)
+            p->bq[j] = q[k++];
+        p->dev_run[d] = len[4 * nd + d];
+    }
+    const unsigned char *st = p->snap_state + (size_t)i * 2 * nd;
+    memcpy(p->dev_state, st, (size_t)nd);
+    memcpy(p->bus_state, st + nd, (size_t)nd);
+    const double *x = p->snap_dbl + (size_t)i * 4 * nd;
+    memcpy(p->dev_rest, x, (size_t)nd * sizeof(double));
+    memcpy(p->bus_rest, x + nd, (size_t)nd * sizeof(double));
+    memcpy(p->busy, x + 2 * nd, (size_t)nd * sizeof(double));
+    memcpy(p->link_busy, x + 3 * nd, (size_t)nd * sizeof(double));
+    p->snap_next = i + 1;
+    return s->run_time;
+}
+
+/* The main loop from the state set up by placeto_begin, whose run_time so far is run_time;
+ * returns the reference's run_time, the largest time of any event it pops, and in *n_events the
+ * number of events it pops (see "Event count" above).  Saves the engine state at the slots'
+ * thresholds. */
+static double placeto_run(placeto_prepared *p, double run_time, long long *n_events)
+{
+    int save_at = p->snap_next < PLACETO_SNAPS ? p->snap_at[p->snap_next] : 0;
     while (p->heap_n > 0) {
         placeto_event e = placeto_pop(p);
         double t = placeto_time(e.t);
@@ -322,9 +441,14 @@ static double placeto_run(placeto_prepared *p, long long *n_events)
             break;
         default:
             placeto_run_dev(p, t, arg);
+            if (p->n_run == save_at) {
+                placeto_save(p, run_time);
+                save_at = p->snap_next < PLACETO_SNAPS ? p->snap_at[p->snap_next] : 0;
+            }
             break;
         }
     }
+    p->n_snaps = p->snap_next;
     long long idle = p->n_idle;
     for (int d = 0; d < p->n_devices; d++) {
         if (p->dev_state[d] == PLACETO_RESTING) {
@@ -513,8 +637,8 @@ static void placeto_memory(placeto_prepared *p)
 
 /* ---------------------------------------------------------------- evaluate */
 
-/* Checks the strategy and partitions the queue arrays by the placement. */
-static int placeto_begin(placeto_prepared *p, const pb_strategy *s, pb_error *err)
+/* Checks the strategy and partitions the queue arrays by the placement (dq_off, bq_off). */
+static int placeto_partition(placeto_prepared *p, const pb_strategy *s, pb_error *err)
 {
     if (s->kind != PB_STRATEGY_PLACEMENT)
         return pb_errorf(err, "placeto simulator: strategy kind %d is not a plain placement",
@@ -523,39 +647,94 @@ static int placeto_begin(placeto_prepared *p, const pb_strategy *s, pb_error *er
         return pb_errorf(err, "placeto simulator: strategy has %d entries, graph has %d ops",
                          s->n_nodes, p->n_ops);
     int nd = p->n_devices;
-    for (int d = 0; d < nd; d++) {
-        p->dq_head[d] = p->bq_head[d] = 0;
-        p->dev_state[d] = p->bus_state[d] = PLACETO_IDLE;
-        p->busy[d] = p->link_busy[d] = 0;
-        p->dev_run[d] = 0;
-    }
+    for (int d = 0; d < nd; d++)
+        p->dq_off[d] = p->bq_off[d] = 0;
     const int *dev = s->device;
     for (int v = 0; v < p->n_ops; v++) {
         int d = dev[v];
         if (d < 0 || d >= nd)
             return pb_errorf(err, "op '%s' is placed on device %d (the cluster has %d devices)",
                              p->names + p->name_off[v], d, nd);
-        p->dq_head[d]++;
-        p->bq_head[d] += p->port_start[v + 1] - p->port_start[v];
+        p->dq_off[d]++;
+        p->bq_off[d] += p->port_start[v + 1] - p->port_start[v];
     }
     int dq_off = 0, bq_off = 0;
     for (int d = 0; d < nd; d++) {
-        int nq = p->dq_head[d], nb = p->bq_head[d];
-        p->dq_head[d] = p->dq_tail[d] = dq_off;
-        p->bq_head[d] = p->bq_tail[d] = bq_off;
+        int nq = p->dq_off[d], nb = p->bq_off[d];
+        p->dq_off[d] = dq_off;
+        p->bq_off[d] = bq_off;
         dq_off += nq;
         bq_off += nb;
     }
-    memcpy(p->remaining, p->n_parents, (size_t)p->n_ops * sizeof(int));
-    if (++p->mark == 0) { /* wrapped: forget marks of 2^32 evaluations ago */
-        memset(p->port_mark, 0, (size_t)p->n_ports * sizeof(uint32_t));
-        p->mark = 1;
+    return PB_OK;
+}
+
+/* The state before the first event: empty queues, idle resources, the sources made ready. */
+static double placeto_fresh(placeto_prepared *p)
+{
+    for (int d = 0; d < p->n_devices; d++) {
+        p->dq_head[d] = p->dq_tail[d] = p->dq_off[d];
+        p->bq_head[d] = p->bq_tail[d] = p->bq_off[d];
+        p->dev_state[d] = p->bus_state[d] = PLACETO_IDLE;
+        p->busy[d] = p->link_busy[d] = 0;
+        p->dev_run[d] = 0;
     }
-    p->dev = dev;
+    memcpy(p->remaining, p->n_parents, (size_t)p->n_ops * sizeof(int));
     p->heap_n = 0;
     p->n_idle = 0;
     p->n_bus_pops = 0;
     p->n_run = 0;
+    p->snap_next = 0;
+    for (int i = 0; i < p->n_sources; i++)
+        placeto_ready(p, p->init_offset, p->sources[i]);
+    return 0;
+}
+
+/*
+ * How many ops of the previous run may have started before an event that reads the device of an
+ * op placed differently now (n_ops when none does).  For a changed op o moved from device a to
+ * device b: a parent n compares o's device with its own when it starts (run_dev) and when its
+ * bus sends (run_bus), which comes out the same unless n is on a or b (or n moved too); o itself
+ * is queued on its device once its last parent has started (its releases come later).  A changed
+ * source is queued before the first event: 0.
+ */
+static int placeto_divergence(const placeto_prepared *p, const int *dev)
+{
+    int first = p->n_ops;
+    for (int v = 0; v < p->n_ops; v++) {
+        int a = p->prev_dev[v], b = dev[v];
+        if (a == b)
+            continue;
+        if (p->parent_start[v] == p->parent_start[v + 1])
+            return 0;
+        int last = 0;
+        for (int e = p->parent_start[v]; e < p->parent_start[v + 1]; e++) {
+            int n = p->parent[e], pos = p->run_pos[n], dn = p->prev_dev[n];
+            if ((dn == a || dn == b || dn != dev[n]) && pos < first)
+                first = pos;
+            if (pos + 1 > last)
+                last = pos + 1;
+        }
+        if (last < first)
+            first = last;
+    }
+    return first;
+}
+
+/* Sets up the run of placement s: resumes from the latest saved state of the previous run that
+ * precedes every read of a changed device, or starts afresh.  Returns the run_time so far. */
+static int placeto_begin(placeto_prepared *p, const pb_strategy *s, double *run_time, pb_error *err)
+{
+    if (placeto_partition(p, s, err) != PB_OK)
+        return PB_ERR;
+    p->dev = s->device;
+    int i = -1;
+    if (p->have_prev) {
+        int first = placeto_divergence(p, s->device);
+        for (int k = 0; k < p->n_snaps && p->snap[k].n_run <= first; k++)
+            i = k;
+    }
+    *run_time = i >= 0 ? placeto_restore(p, i) : placeto_fresh(p);
     return PB_OK;
 }
 
@@ -571,7 +750,7 @@ static void placeto_copy(double *dst, const double *src, int n)
 static void placeto_copy_transfers(const placeto_prepared *p, double *send, double *arrive)
 {
     for (int k = 0; k < p->n_ports; k++) {
-        int sent = p->port_mark[k] == p->mark;
+        int sent = p->port_mark[k] == p->run_stamp[p->port_owner[k]];
         if (send)
             send[k] = sent ? p->port_send[k] : -1;
         if (arrive)
@@ -585,10 +764,14 @@ static int placeto_evaluate(void *prepared, const pb_strategy *s, pb_eval *out, 
     if (out->struct_size < sizeof(pb_eval))
         return pb_errorf(err, "placeto simulator: pb_eval of %zu bytes, need %zu", out->struct_size,
                          sizeof(pb_eval));
-    if (placeto_begin(p, s, err) != PB_OK)
+    double run_time = 0;
+    if (placeto_begin(p, s, &run_time, err) != PB_OK)
         return PB_ERR;
     long long n_events = 0;
-    double run_time = placeto_run(p, &n_events);
+    run_time = placeto_run(p, run_time, &n_events);
+    if (p->n_ops > 0)
+        memcpy(p->prev_dev, s->device, (size_t)p->n_ops * sizeof(int));
+    p->have_prev = 1;
     placeto_memory(p);
     out->step_time_us = run_time;
     out->n_events = n_events;
@@ -628,6 +811,8 @@ static size_t placeto_layout(placeto_prepared *p, char *base, size_t name_bytes)
     PLACETO_CARVE(cost_trunc, n);
     PLACETO_CARVE(mem, n);
     PLACETO_CARVE(n_parents, n);
+    PLACETO_CARVE(parent_start, n + 1);
+    PLACETO_CARVE(parent, m);
     PLACETO_CARVE(sources, n);
     PLACETO_CARVE(child_start, n + 1);
     PLACETO_CARVE(child, m);
@@ -644,20 +829,31 @@ static size_t placeto_layout(placeto_prepared *p, char *base, size_t name_bytes)
     PLACETO_CARVE(dq, n);
     PLACETO_CARVE(dq_head, nd);
     PLACETO_CARVE(dq_tail, nd);
+    PLACETO_CARVE(dq_off, nd);
     PLACETO_CARVE(bq, np);
     PLACETO_CARVE(bq_head, nd);
     PLACETO_CARVE(bq_tail, nd);
+    PLACETO_CARVE(bq_off, nd);
     PLACETO_CARVE(dev_state, nd);
     PLACETO_CARVE(bus_state, nd);
     PLACETO_CARVE(dev_rest, nd);
     PLACETO_CARVE(bus_rest, nd);
     PLACETO_CARVE(heap, (size_t)m + 2 * (size_t)nd);
     PLACETO_CARVE(port_mark, np);
+    PLACETO_CARVE(run_stamp, n);
     PLACETO_CARVE(port_send, np);
     PLACETO_CARVE(start, n);
     PLACETO_CARVE(end, n);
     PLACETO_CARVE(run_order, n);
     PLACETO_CARVE(dev_run, nd);
+    PLACETO_CARVE(run_pos, n);
+    PLACETO_CARVE(prev_dev, n);
+    PLACETO_CARVE(snap_heap, PLACETO_SNAPS * ((size_t)m + 2 * (size_t)nd));
+    PLACETO_CARVE(snap_remaining, PLACETO_SNAPS * (size_t)n);
+    PLACETO_CARVE(snap_queue, PLACETO_SNAPS * ((size_t)n + (size_t)np));
+    PLACETO_CARVE(snap_int, PLACETO_SNAPS * 5 * (size_t)nd);
+    PLACETO_CARVE(snap_state, PLACETO_SNAPS * 2 * (size_t)nd);
+    PLACETO_CARVE(snap_dbl, PLACETO_SNAPS * 4 * (size_t)nd);
     PLACETO_CARVE(alloc_ev, n);
     PLACETO_CARVE(free_ev, n);
     PLACETO_CARVE(free_tmp, n);
@@ -792,6 +988,7 @@ static void placeto_copy_graph(placeto_prepared *p, const pb_graph *g)
         p->cost_trunc[v] = trunc(g->cost_us[v]);
         p->mem[v] = g->out_bytes[v]; /* summed port by port, like the reference's sum() */
         p->n_parents[v] = g->pred_start[v + 1] - g->pred_start[v];
+        p->parent_start[v] = g->pred_start[v];
         if (p->n_parents[v] == 0)
             p->sources[p->n_sources++] = v;
         if (p->mem[v] != 0)
@@ -802,6 +999,9 @@ static void placeto_copy_graph(placeto_prepared *p, const pb_graph *g)
             p->port_owner[k] = v;
     }
     p->child_start[p->n_ops] = g->succ_start[p->n_ops];
+    p->parent_start[p->n_ops] = g->pred_start[p->n_ops];
+    for (int i = 0; i < g->pred_start[p->n_ops]; i++)
+        p->parent[i] = g->pred[i];
     p->port_start[p->n_ops] = g->port_start[p->n_ops];
     double total = 0;
     int integral = 1;
@@ -871,6 +1071,11 @@ static int placeto_prepare(void *instance, const pb_graph *g, const pb_cluster *
     p->delta2 = c->delta2_us;
     p->init_offset = c->init_offset_us + 0.0; /* -0.0 becomes +0.0: times must be >= +0 */
     placeto_copy_graph(p, g);
+    for (int i = 0, k = 0; i < PLACETO_SNAPS; i++) {
+        int at = (int)((long long)(i + 1) * p->n_ops / (PLACETO_SNAPS + 1));
+        if (at > (k > 0 ? p->snap_at[k - 1] : 0))
+            p->snap_at[k++] = at;
+    }
     for (int k = 0; k < p->n_ports; k++)
         p->port_delay[k] = g->port_bytes[k] / c->transfer_speed;
     for (int d = 0; d < p->n_devices; d++)
