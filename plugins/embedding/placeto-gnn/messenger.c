@@ -41,6 +41,30 @@ static inline __attribute__((always_inline)) void messenger_store(float *p, mess
     memcpy(p, &v, sizeof v);
 }
 
+/* Every lane set to lane k of x. */
+static inline __attribute__((always_inline)) messenger_v8 messenger_lane8(messenger_v8 x, int k)
+{
+    messenger_v8i idx = {0};
+    return __builtin_shuffle(x, idx + k);
+}
+
+/* messenger_matvec for P = 8, x in a register (see messenger_matvec16_reg). */
+static inline __attribute__((always_inline)) messenger_v8
+messenger_matvec8_reg(messenger_v8 xv, int d, const float *w, const float *b, int relu)
+{
+    messenger_v8 acc[4] = {{0}, {0}, {0}, {0}};
+    if (b)
+        acc[0] = messenger_load(b);
+    int k = 0;
+    for (; k + 3 < d; k += 4)
+        for (int q = 0; q < 4; q++)
+            acc[q] += messenger_lane8(xv, k + q) * messenger_load(w + (size_t)(k + q) * 8);
+    for (int q = 0; k < d; k++, q++)
+        acc[q] += messenger_lane8(xv, k) * messenger_load(w + (size_t)k * 8);
+    messenger_v8 sum = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+    return relu ? messenger_where_positive(sum, sum) : sum;
+}
+
 /* Rows of exactly 16 floats (5 to 11 devices) as one 16-float vector: one AVX-512 register, or
  * two AVX2 ones where that is what the clone has. */
 typedef float messenger_v16 __attribute__((vector_size(64)));
@@ -65,9 +89,18 @@ messenger_where_positive16(messenger_v16 m, messenger_v16 x)
     return (messenger_v16)((messenger_v16i)x & (messenger_v16i)(m > zero));
 }
 
-/* messenger_matvec for P = 16. */
-static inline __attribute__((always_inline)) void
-messenger_matvec16(const float *x, int d, const float *w, const float *b, float *y, int relu)
+/* Every lane set to lane k of x. */
+static inline __attribute__((always_inline)) messenger_v16 messenger_lane16(messenger_v16 x, int k)
+{
+    messenger_v16i idx = {0};
+    return __builtin_shuffle(x, idx + k);
+}
+
+/* messenger_matvec for P = 16, on a row held in a register; returns the output row.  Entries of
+ * x are broadcast from the register, not loaded one by one: x was usually just stored as a whole
+ * vector, and forwarding such a store to narrow loads is slow. */
+static inline __attribute__((always_inline)) messenger_v16
+messenger_matvec16_reg(messenger_v16 xv, int d, const float *w, const float *b, int relu)
 {
     messenger_v16 acc[4] = {{0}, {0}, {0}, {0}};
     if (b)
@@ -75,11 +108,18 @@ messenger_matvec16(const float *x, int d, const float *w, const float *b, float 
     int k = 0;
     for (; k + 3 < d; k += 4)
         for (int q = 0; q < 4; q++)
-            acc[q] += x[k + q] * messenger_load16(w + (size_t)(k + q) * 16);
+            acc[q] += messenger_lane16(xv, k + q) * messenger_load16(w + (size_t)(k + q) * 16);
     for (int q = 0; k < d; k++, q++)
-        acc[q] += x[k] * messenger_load16(w + (size_t)k * 16);
+        acc[q] += messenger_lane16(xv, k) * messenger_load16(w + (size_t)k * 16);
     messenger_v16 sum = (acc[0] + acc[1]) + (acc[2] + acc[3]);
-    messenger_store16(y, relu ? messenger_where_positive16(sum, sum) : sum);
+    return relu ? messenger_where_positive16(sum, sum) : sum;
+}
+
+/* messenger_matvec for P = 16. */
+static inline __attribute__((always_inline)) void
+messenger_matvec16(const float *x, int d, const float *w, const float *b, float *y, int relu)
+{
+    messenger_store16(y, messenger_matvec16_reg(messenger_load16(x), d, w, b, relu));
 }
 
 /* One layer, padded: weights w and wt (= w transposed) are P x P, b is P. */
@@ -125,6 +165,10 @@ messenger_matvec(const float *x, int d, const float *w, const float *b, float *y
 {
     if (nv == 2) {
         messenger_matvec16(x, d, w, b, y, relu);
+        return;
+    }
+    if (nv == 1) {
+        messenger_store(y, messenger_matvec8_reg(messenger_load(x), d, w, b, relu));
         return;
     }
     messenger_v8 acc[4][MESSENGER_MAX_VEC];
@@ -181,6 +225,16 @@ messenger_net_row(const messenger_net *m, const float *in, float *const *out, si
                   float *scratch, int d, int nv)
 {
     const float *x = in;
+    if (nv == 2) { /* the row stays in a register from layer to layer */
+        messenger_v16 xv = messenger_load16(in);
+        for (int l = 0; l < m->n_layers; l++) {
+            float *y = out[l] ? out[l] + off : scratch + (size_t)l * 16;
+            xv = messenger_matvec16_reg(xv, d, m->layer[l].w, m->layer[l].b, 1);
+            messenger_store16(y, xv);
+            x = y;
+        }
+        return x;
+    }
     for (int l = 0; l < m->n_layers; l++) {
         float *y = out[l] ? out[l] + off : scratch + (size_t)l * nv * MESSENGER_LANES;
         messenger_matvec(x, d, m->layer[l].w, m->layer[l].b, y, nv, 1);
