@@ -12,29 +12,14 @@
 -- P-GNN run takes 40-70 s).  `--profile subset` keeps 8 cifar10 and 8 nmt graphs but only ptb-00
 -- and ptb-01 (162 runs, about 28 CPU-minutes).
 
--- The files of graphs 0 .. count-1 of a family, as `placebench dataset gen` names them.
+local g = include("repro/graphs.lua")
 local function graphs(family, count)
-  local list = {}
-  for i = 0, count - 1 do
-    list[#list + 1] = string.format("datasets/%s/%s-%02d.json", family, family, i)
-  end
-  return list
-end
-
--- The concatenation of lists.
-local function concat(...)
-  local all = {}
-  for _, list in ipairs({ ... }) do
-    for _, item in ipairs(list) do
-      all[#all + 1] = item
-    end
-  end
-  return all
+  return g.files(family, g.first(count))
 end
 
 return experiment {
   name      = "embeddings-check",
-  datasets  = concat(graphs("cifar10", 8), graphs("ptb", 8), graphs("nmt", 8)),
+  datasets  = g.concat(graphs("cifar10", 8), graphs("ptb", 8), graphs("nmt", 8)),
   devices   = { 3, 5, 8 },
   cluster   = "placeto-k80",
   simulator = "placeto",
@@ -45,6 +30,6 @@ return experiment {
   seed      = 1,
   timeout   = 900,
   profiles  = {
-    subset = { datasets = concat(graphs("cifar10", 8), graphs("ptb", 2), graphs("nmt", 8)) },
+    subset = { datasets = g.concat(graphs("cifar10", 8), graphs("ptb", 2), graphs("nmt", 8)) },
   },
 }

@@ -17,45 +17,12 @@
 --   placebench report results/embeddings-quick.db                      # its own results file
 --   placebench plot results/embeddings.db
 
--- `count` distinct graph indices of 0..31 drawn with the config's seeded math.random, sorted.
-local function pick(count)
-  local idx = {}
-  for i = 0, 31 do
-    idx[#idx + 1] = i
-  end
-  for i = 1, count do
-    local j = math.random(i, #idx)
-    idx[i], idx[j] = idx[j], idx[i]
-  end
-  local chosen = {}
-  for i = 1, count do
-    chosen[i] = idx[i]
-  end
-  table.sort(chosen)
-  return chosen
-end
-
-local function graphs(family, indices)
-  local list = {}
-  for _, i in ipairs(indices) do
-    list[#list + 1] = string.format("datasets/%s/%s-%02d.json", family, family, i)
-  end
-  return list
-end
-
-local function concat(...)
-  local all = {}
-  for _, list in ipairs({ ... }) do
-    for _, item in ipairs(list) do
-      all[#all + 1] = item
-    end
-  end
-  return all
-end
+local g = include("graphs.lua")
 
 return experiment {
   name      = "embeddings",
-  datasets  = concat(graphs("cifar10", pick(17)), graphs("nmt", pick(17)), graphs("ptb", pick(17))),
+  datasets  = g.concat(g.files("cifar10", g.pick(17)), g.files("nmt", g.pick(17)),
+                        g.files("ptb", g.pick(17))),
   devices   = { 3, 5, 8 },
   cluster   = "placeto-k80",
   simulator = "placeto",
@@ -66,11 +33,11 @@ return experiment {
   seed      = 1,
   timeout   = 1800,
   profiles  = {
-    -- Two graphs per family, the smaller ones (cifar10 203 and 203 groups, nmt 192 and 140,
-    -- ptb 254 and 284): 54 runs.
+    -- Three graphs per family, smaller ones (cifar10 203, 203 and 195 groups, nmt 192, 140 and
+    -- 128, ptb 254, 284 and 311): 81 runs.
     quick = {
-      datasets = concat(graphs("cifar10", { 1, 4 }), graphs("nmt", { 0, 1 }),
-                        graphs("ptb", { 17, 30 })),
+      datasets = g.concat(g.files("cifar10", { 1, 4, 12 }), g.files("nmt", { 0, 1, 30 }),
+                          g.files("ptb", { 11, 17, 30 })),
       timeout  = 600,
       results  = "results/embeddings-quick.db",
     },

@@ -17,26 +17,9 @@
 --
 -- REPRODUCE.md gives the wall times measured on a 2-core machine and the tables.
 
+local g = include("graphs.lua")
+
 local orders = { "lexico", "topo", "dfs-preorder", "reversed-topo", "dfs-postorder", "bfs" }
-
--- Graph files of a family by index, as `placebench dataset gen` names them.
-local function graphs(family, indices)
-  local list = {}
-  for _, i in ipairs(indices) do
-    list[#list + 1] = string.format("datasets/%s/%s-%02d.json", family, family, i)
-  end
-  return list
-end
-
-local function concat(...)
-  local all = {}
-  for _, list in ipairs({ ... }) do
-    for _, item in ipairs(list) do
-      all[#all + 1] = item
-    end
-  end
-  return all
-end
 
 return experiment {
   name      = "traversal-order",
@@ -52,10 +35,12 @@ return experiment {
   seed      = 1,
   timeout   = 1800,
   profiles  = {
-    -- Two graphs of each of cifar10 and nmt and one of ptb, the smaller ones of their family
-    -- (cifar10 203 and 203 groups, nmt 192 and 140, ptb 254), 2 repeats: 180 runs.
+    -- Three graphs of each of cifar10 and nmt and two of ptb, the smaller ones of their family
+    -- (cifar10 203, 203 and 195 groups, nmt 192, 140 and 128, ptb 254 and 284), 2 repeats:
+    -- 288 runs.
     quick = {
-      datasets = concat(graphs("cifar10", { 1, 4 }), graphs("nmt", { 0, 1 }), graphs("ptb", { 17 })),
+      datasets = g.concat(g.files("cifar10", { 1, 4, 12 }), g.files("nmt", { 0, 1, 30 }),
+                          g.files("ptb", { 17, 30 })),
       repeats  = 2,
       timeout  = 600,
       results  = "results/traversal-order-quick.db",
