@@ -8,8 +8,8 @@
 #include <cmocka.h>
 
 #include "cluster.h"
+#include "gen.h"
 #include "graph.h"
-#include "nodelink.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
@@ -120,17 +120,17 @@ static void resume_compare(resume_sim *s, const pb_graph *g, const pb_cluster *c
 
 /* A chain of placements: one op or one group moved, sometimes several ops, an unchanged
  * placement, or a rejected one (a device out of range) in between. */
-static void resume_chain(resume_sim *s, const char *file, int nd, int steps, uint64_t seed)
+static void resume_chain(resume_sim *s, const char *family, int index, int nd, int steps,
+                         uint64_t seed)
 {
-    const char *src = getenv("PB_SRC");
-    assert_non_null(src);
-    char path[4096];
-    snprintf(path, sizeof path, "%s/datasets/%s", src, file);
     pb_graph *g = NULL;
     pb_cluster *c = NULL;
     pb_error err;
-    if (nodelink_read(path, &g, &err) != PB_OK)
-        fail_msg("%s: %s", path, err.msg);
+    const gen_family *f = gen_family_find(family);
+    assert_non_null(f);
+    /* graph `index` of the family as `placebench dataset gen` writes it (family seed 1) */
+    if (gen_graph(f, 1, index, &g, &err) != PB_OK)
+        fail_msg("%s %d: %s", family, index, err.msg);
     if (cluster_preset("placeto-k80", nd, &c, &err) != PB_OK)
         fail_msg("cluster_preset: %s", err.msg);
     int n = g->n_nodes;
@@ -179,19 +179,19 @@ static void resume_chain(resume_sim *s, const char *file, int nd, int steps, uin
 
 static void test_resume_cifar10(void **state)
 {
-    resume_chain(*state, "cifar10/cifar10-00.json", 3, 300, 1);
-    resume_chain(*state, "cifar10/cifar10-01.json", 8, 300, 2);
+    resume_chain(*state, "cifar10", 0, 3, 300, 1);
+    resume_chain(*state, "cifar10", 1, 8, 300, 2);
 }
 
 static void test_resume_ptb(void **state)
 {
-    resume_chain(*state, "ptb/ptb-00.json", 5, 300, 3);
+    resume_chain(*state, "ptb", 0, 5, 300, 3);
 }
 
 static void test_resume_nmt(void **state)
 {
-    resume_chain(*state, "nmt/nmt-00.json", 12, 300, 4); /* GPU:10 sorts before GPU:2 */
-    resume_chain(*state, "nmt/nmt-01.json", 2, 300, 5);
+    resume_chain(*state, "nmt", 0, 12, 300, 4); /* GPU:10 sorts before GPU:2 */
+    resume_chain(*state, "nmt", 1, 2, 300, 5);
 }
 
 int main(void)
