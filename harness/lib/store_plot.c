@@ -280,7 +280,8 @@ static int store_plot_finish_series(store_plot_pass *p)
 {
     store_plot_data *d = p->d;
     int n = p->n_series;
-    qsort(p->series, (size_t)n, sizeof *p->series, store_plot_cmp_series);
+    if (n > 1)
+        qsort(p->series, (size_t)n, sizeof *p->series, store_plot_cmp_series);
     int *rank = malloc((size_t)(n ? n : 1) * sizeof *rank);
     d->series = calloc((size_t)(n ? n : 1), sizeof *d->series);
     if (!rank || !d->series) {
@@ -296,7 +297,8 @@ static int store_plot_finish_series(store_plot_pass *p)
     }
     for (int i = 0; i < d->n_rows; i++)
         d->rows[i].series = rank[d->rows[i].series];
-    qsort(d->rows, (size_t)d->n_rows, sizeof *d->rows, store_plot_cmp_rows);
+    if (d->n_rows > 1)
+        qsort(d->rows, (size_t)d->n_rows, sizeof *d->rows, store_plot_cmp_rows);
     free(rank);
     return rc;
 }

@@ -271,7 +271,8 @@ static int store_tables_read_means(store *s, const char *placer, const char *emb
         return pb_errorf(err, "%s: out of memory", s->path);
     if (rc != SQLITE_DONE)
         return store_sql_error(s, "reading best step times by episode", err);
-    qsort(*out, (size_t)*n_out, sizeof **out, store_tables_cmp_mean);
+    if (*n_out > 1)
+        qsort(*out, (size_t)*n_out, sizeof **out, store_tables_cmp_mean);
     return PB_OK;
 }
 
