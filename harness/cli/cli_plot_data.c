@@ -1,6 +1,8 @@
 /* cli_plot_data.c — the TSV files placebench plot hands to the gnuplot scripts. */
 #include "cli_plot_data.h"
 
+#include "papers.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -29,43 +31,6 @@ void cli_plot_data_labels(FILE *f, char *const *labels, int n, const char *what)
         cli_plot_data_label(f, labels[i]);
         fputc('\n', f);
     }
-}
-
-/* The papers' orders of traversal orders (Tables II-IV) and of embeddings (Tables 1-2). */
-static const char *const cli_plot_data_paper_orders[] = {
-    "lexico", "topo", "dfs-preorder", "reversed-topo", "dfs-postorder", "bfs", NULL,
-};
-static const char *const cli_plot_data_paper_embeddings[] = {"placeto-gnn", "graphsage", "pgnn",
-                                                             NULL};
-
-/* Where a name sorts: its place in the paper's list (NULL-terminated), others after. */
-static int cli_plot_data_rank(const char *name, const char *const *paper)
-{
-    int i = 0;
-    for (; paper[i]; i++)
-        if (strcmp(name, paper[i]) == 0)
-            return i;
-    return i;
-}
-
-/* The display place of names[o] among names[0..n) (sorted): by paper rank, then by index. */
-static int cli_plot_data_place(char *const *names, int n, int o, const char *const *paper)
-{
-    int rank = cli_plot_data_rank(names[o], paper), place = 0;
-    for (int q = 0; q < n; q++) {
-        int r = cli_plot_data_rank(names[q], paper);
-        place += r < rank || (r == rank && q < o);
-    }
-    return place;
-}
-
-/* The index of the name shown at `place` (the inverse of cli_plot_data_place). */
-static int cli_plot_data_at(char *const *names, int n, int place, const char *const *paper)
-{
-    for (int o = 0; o < n; o++)
-        if (cli_plot_data_place(names, n, o, paper) == place)
-            return o;
-    return 0;
 }
 
 /* ---------------------------------------------------------------- step times */
@@ -118,7 +83,8 @@ void cli_plot_data_rows(FILE *f, const store_plot_data *d, const char *db, const
 /* The order shown in column col. */
 static int cli_plot_data_order_at(const store_order_wins *w, int col)
 {
-    return cli_plot_data_at(w->orders, w->n_orders, col, cli_plot_data_paper_orders);
+    return papers_display_at((const char *const *)w->orders, w->n_orders, papers_orders,
+                             PAPERS_N_ORDERS, col);
 }
 
 static int cli_plot_data_cell(const store_order_wins *w, int i, int j, int k)
@@ -214,7 +180,8 @@ static const store_embedding_cell *cli_plot_data_ecell(const store_embedding_tab
 /* The embedding shown at place `place` (the paper's order, others after). */
 static int cli_plot_data_embedding_at(const store_embedding_table *t, int place)
 {
-    return cli_plot_data_at(t->embeddings, t->n_embeddings, place, cli_plot_data_paper_embeddings);
+    return papers_display_at((const char *const *)t->embeddings, t->n_embeddings, papers_embeddings,
+                             PAPERS_N_EMBEDDINGS, place);
 }
 
 /* Embeddings with runs in cell (i, j). */

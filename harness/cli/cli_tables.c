@@ -8,22 +8,12 @@
 
 /* ---------------------------------------------------------------- orders */
 
-/* Display order of names: those the paper lists, in its order, then the rest as they are. */
+/* cols[q]: the index of the name shown q-th (papers_display_at). */
 static void cli_tables_columns(char *const *names, int n, const char *const *paper, int n_paper,
                                int *cols)
 {
-    int k = 0;
-    for (int p = 0; p < n_paper; p++)
-        for (int i = 0; i < n; i++)
-            if (strcmp(names[i], paper[p]) == 0)
-                cols[k++] = i;
-    for (int i = 0; i < n; i++) {
-        int listed = 0;
-        for (int p = 0; p < n_paper; p++)
-            listed |= strcmp(names[i], paper[p]) == 0;
-        if (!listed)
-            cols[k++] = i;
-    }
+    for (int q = 0; q < n; q++)
+        cols[q] = papers_display_at((const char *const *)names, n, paper, n_paper, q);
 }
 
 static void cli_tables_orders_csv(FILE *f, const store_order_wins *w, const int *cols)

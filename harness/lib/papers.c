@@ -58,6 +58,28 @@ static int papers_find_int(const int *values, int n, int v)
     return -1;
 }
 
+/* A name's place in the paper's list; n_paper for names it does not list. */
+static int papers_rank(const char *name, const char *const *paper, int n_paper)
+{
+    int i = papers_find(paper, n_paper, name);
+    return i < 0 ? n_paper : i;
+}
+
+int papers_display_at(const char *const *names, int n, const char *const *paper, int n_paper,
+                      int place)
+{
+    for (int o = 0; o < n; o++) {
+        int rank = papers_rank(names[o], paper, n_paper), before = 0;
+        for (int q = 0; q < n; q++) {
+            int r = papers_rank(names[q], paper, n_paper);
+            before += r < rank || (r == rank && q < o);
+        }
+        if (before == place)
+            return o;
+    }
+    return 0;
+}
+
 int papers_order_wins(const char *family, int devices, int episode, const char *order)
 {
     int f = papers_find(papers_families, 3, family),

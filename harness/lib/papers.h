@@ -11,6 +11,12 @@ extern const char *const papers_orders[PAPERS_N_ORDERS];
 /* The embeddings of Tables 1-3 as placebench names them (Placeto-GNN, GraphSAGE, P-GNN). */
 extern const char *const papers_embeddings[PAPERS_N_EMBEDDINGS];
 
+/* Display order of names[0..n): those the paper lists (paper[0..n_paper)) in the paper's order,
+ * then the rest in their own order.  Returns the index into names of the one shown at `place`
+ * (0 <= place < n). */
+int papers_display_at(const char *const *names, int n, const char *const *paper, int n_paper,
+                      int place);
+
 /* Graphs (of 32) on which `order` found the lowest mean best step time by episode `episode`
  * (9, 19 or 49) on `devices` (3, 5 or 8) devices of `family` (cifar10, nmt, ptb); -1 when the
  * paper has no such cell. */
