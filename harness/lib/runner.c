@@ -379,14 +379,6 @@ static int runner_enforce_deadlines(runner_worker *ws, int jobs)
     return (int)(next * 1000) + 1;
 }
 
-static int runner_shard_size(const plan *p, int shards, int index)
-{
-    int n = 0;
-    for (int i = 0; i < p->n_runs; i++)
-        n += i % shards == index;
-    return n;
-}
-
 static int runner_cmp_int(const void *a, const void *b)
 {
     int x = *(const int *)a, y = *(const int *)b;
@@ -394,13 +386,15 @@ static int runner_cmp_int(const void *a, const void *b)
 }
 
 /* Writes the indices of the shard's runs to pick (all of them, or o->sample drawn uniformly
- * without replacement from o->sample_seed, in plan order) into out; returns their count. */
-static int runner_pick(const plan *p, int shards, const runner_opts *o, int *out)
+ * without replacement from o->sample_seed, in plan order) into out; returns their count.
+ * *shard_all receives the shard's run count. */
+static int runner_pick(const plan *p, int shards, const runner_opts *o, int *out, int *shard_all)
 {
     int n = 0;
     for (int i = 0; i < p->n_runs; i++)
         if (i % shards == o->shard_index)
             out[n++] = i;
+    *shard_all = n;
     if (o->sample <= 0 || o->sample >= n)
         return n;
     pb_rng rng;
@@ -431,8 +425,7 @@ int runner_run(plan *p, const runner_opts *o, runner_summary *sum, pb_error *err
         store_close(st);
         return pb_errorf(err, "out of memory");
     }
-    int n_pick = runner_pick(p, shards, o, todo);
-    sum->shard_all = runner_shard_size(p, shards, o->shard_index);
+    int n_pick = runner_pick(p, shards, o, todo, &sum->shard_all);
     for (int k = 0; k < n_pick; k++) {
         int i = todo[k];
         sum->in_shard++;
