@@ -142,8 +142,8 @@ static int report_parse(int argc, char **argv, report_args *a)
     return -1;
 }
 
-/* The orders tables of one embedding (NULL: the runs' only one).  Automatic mode (err2 != NULL)
- * writes them only when there are 2 or more orders and reports no error. */
+/* The orders tables of one embedding (NULL: the runs' only one).  In automatic mode they are
+ * written only when there are 2 or more orders, and a failure is no error. */
 static int report_orders(store *s, const report_args *a, const char *embedding, FILE *f,
                          pb_error *err, int automatic)
 {
