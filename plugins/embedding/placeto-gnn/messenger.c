@@ -294,25 +294,34 @@ static inline __attribute__((always_inline)) void messenger_node_forward_nv(mess
 /* The forward pass over all nodes, the two directions interleaved (they are independent, so
  * the processor overlaps their dependency chains). */
 static inline __attribute__((always_inline)) void messenger_pass_forward_nv(messenger_ctx *c,
-                                                                            int nv)
+                                                                            int nv, int d)
 {
     for (int i = 0; i < c->n; i++)
         for (int k = 0; k < 2; k++)
-            messenger_node_forward_nv(&c->side[k], c->sp, c->side[k].order[i], c->batch, c->d, nv,
+            messenger_node_forward_nv(&c->side[k], c->sp, c->side[k].order[i], c->batch, d, nv,
                                       c->grad);
 }
 
-/* Specialised for 8 and 16 padded floats, so that the accumulators stay in registers. */
+/* Specialised for 8 and 16 padded floats, so that the accumulators stay in registers, and for
+ * the feature widths of 3, 5 and 8 devices (d = 8, 10, 13): with d a constant the products are
+ * unrolled and the lane broadcasts use constant shuffles instead of an index built per entry
+ * (about 20 % of a single-step pass).  Same arithmetic in the same order for every d. */
 MESSENGER_HOT
 static void messenger_pass_forward(messenger_ctx *c)
 {
     int nv = c->p / MESSENGER_LANES;
-    if (nv == 1)
-        messenger_pass_forward_nv(c, 1);
+    if (c->d == 8)
+        messenger_pass_forward_nv(c, 1, 8);
+    else if (c->d == 10)
+        messenger_pass_forward_nv(c, 2, 10);
+    else if (c->d == 13)
+        messenger_pass_forward_nv(c, 2, 13);
+    else if (nv == 1)
+        messenger_pass_forward_nv(c, 1, c->d);
     else if (nv == 2)
-        messenger_pass_forward_nv(c, 2);
+        messenger_pass_forward_nv(c, 2, c->d);
     else
-        messenger_pass_forward_nv(c, nv);
+        messenger_pass_forward_nv(c, nv, c->d);
 }
 
 static inline __attribute__((always_inline)) void
@@ -345,24 +354,30 @@ messenger_node_backward_nv(messenger_side *sd, const float *dop, float *dsp, int
 /* The backward pass over all nodes in reverse order, both directions interleaved; dout is the
  * output gradient, ds the gradient of s (may be NULL). */
 static inline __attribute__((always_inline)) void messenger_pass_backward_nv(messenger_ctx *c,
-                                                                             int nv)
+                                                                             int nv, int d)
 {
     for (int i = c->n - 1; i >= 0; i--)
         for (int k = 0; k < 2; k++)
             messenger_node_backward_nv(&c->side[k], c->dop[k], c->dsp, c->side[k].order[i],
-                                       c->batch, c->d, nv);
+                                       c->batch, d, nv);
 }
 
 MESSENGER_HOT
 static void messenger_pass_backward(messenger_ctx *c)
 {
     int nv = c->p / MESSENGER_LANES;
-    if (nv == 1)
-        messenger_pass_backward_nv(c, 1);
+    if (c->d == 8)
+        messenger_pass_backward_nv(c, 1, 8);
+    else if (c->d == 10)
+        messenger_pass_backward_nv(c, 2, 10);
+    else if (c->d == 13)
+        messenger_pass_backward_nv(c, 2, 13);
+    else if (nv == 1)
+        messenger_pass_backward_nv(c, 1, c->d);
     else if (nv == 2)
-        messenger_pass_backward_nv(c, 2);
+        messenger_pass_backward_nv(c, 2, c->d);
     else
-        messenger_pass_backward_nv(c, nv);
+        messenger_pass_backward_nv(c, nv, c->d);
 }
 
 /* dW += in^T.dz and db += column sums of dz over all rows, for every layer of net. */
