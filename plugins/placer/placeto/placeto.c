@@ -100,9 +100,9 @@ static const pb_option_def placeto_options[] = {
      "Placeto); graph = one sum over all nodes (the reference's agg_msgs path)"},
     {"small_nn", PB_OPT_BOOL, "false", 1, 0, NULL,
      "no hidden layers in the readout aggregators, one in the classifier (--small-nn)"},
-    {"batch", PB_OPT_INT, "16", 1, 4096, NULL,
-     "steps whose forward passes are recomputed together for the gradient (speed and memory "
-     "only)"},
+    {"batch", PB_OPT_INT, "4", 1, 4096, NULL,
+     "steps whose forward passes are recomputed together for the gradient (speed and memory; "
+     "the gradient's float rounding depends on it)"},
     {"resimulate", PB_OPT_ENUM, "changed", 1, 0, "changed|always",
      "changed: a step that leaves its node on the device it was on reuses the previous "
      "simulation (the simulator is deterministic, so nothing else changes; fewer simulator "
