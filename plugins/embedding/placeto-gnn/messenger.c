@@ -302,26 +302,32 @@ static inline __attribute__((always_inline)) void messenger_pass_forward_nv(mess
                                       c->grad);
 }
 
-/* Specialised for 8 and 16 padded floats, so that the accumulators stay in registers, and for
- * the feature widths of 3, 5 and 8 devices (d = 8, 10, 13): with d a constant the products are
- * unrolled and the lane broadcasts use constant shuffles instead of an index built per entry
- * (about 20 % of a single-step pass).  Same arithmetic in the same order for every d. */
+/* Calls pass(c, nv, d) specialised for 8 and 16 padded floats, so that the accumulators stay in
+ * registers, and for the feature widths of 3, 5 and 8 devices (d = 8, 10, 13): with d a
+ * constant the products are unrolled and the lane broadcasts use constant shuffles instead of an
+ * index built per entry (about 20 % of a single-step pass).  Same arithmetic in the same order
+ * for every d. */
+#define MESSENGER_DISPATCH(pass, c)                                                                \
+    do {                                                                                           \
+        int nv_ = (c)->p / MESSENGER_LANES;                                                        \
+        if ((c)->d == 8)                                                                           \
+            pass(c, 1, 8);                                                                         \
+        else if ((c)->d == 10)                                                                     \
+            pass(c, 2, 10);                                                                        \
+        else if ((c)->d == 13)                                                                     \
+            pass(c, 2, 13);                                                                        \
+        else if (nv_ == 1)                                                                         \
+            pass(c, 1, (c)->d);                                                                    \
+        else if (nv_ == 2)                                                                         \
+            pass(c, 2, (c)->d);                                                                    \
+        else                                                                                       \
+            pass(c, nv_, (c)->d);                                                                  \
+    } while (0)
+
 MESSENGER_HOT
 static void messenger_pass_forward(messenger_ctx *c)
 {
-    int nv = c->p / MESSENGER_LANES;
-    if (c->d == 8)
-        messenger_pass_forward_nv(c, 1, 8);
-    else if (c->d == 10)
-        messenger_pass_forward_nv(c, 2, 10);
-    else if (c->d == 13)
-        messenger_pass_forward_nv(c, 2, 13);
-    else if (nv == 1)
-        messenger_pass_forward_nv(c, 1, c->d);
-    else if (nv == 2)
-        messenger_pass_forward_nv(c, 2, c->d);
-    else
-        messenger_pass_forward_nv(c, nv, c->d);
+    MESSENGER_DISPATCH(messenger_pass_forward_nv, c);
 }
 
 static inline __attribute__((always_inline)) void
@@ -365,19 +371,7 @@ static inline __attribute__((always_inline)) void messenger_pass_backward_nv(mes
 MESSENGER_HOT
 static void messenger_pass_backward(messenger_ctx *c)
 {
-    int nv = c->p / MESSENGER_LANES;
-    if (c->d == 8)
-        messenger_pass_backward_nv(c, 1, 8);
-    else if (c->d == 10)
-        messenger_pass_backward_nv(c, 2, 10);
-    else if (c->d == 13)
-        messenger_pass_backward_nv(c, 2, 13);
-    else if (nv == 1)
-        messenger_pass_backward_nv(c, 1, c->d);
-    else if (nv == 2)
-        messenger_pass_backward_nv(c, 2, c->d);
-    else
-        messenger_pass_backward_nv(c, nv, c->d);
+    MESSENGER_DISPATCH(messenger_pass_backward_nv, c);
 }
 
 /* dW += in^T.dz and db += column sums of dz over all rows, for every layer of net. */
