@@ -17,22 +17,30 @@
 -- Run (one profile per family, one results file):
 --   for f in cifar10 ptb nmt; do placebench run configs/placeto-check.lua --profile $f -j 2; done
 --   placebench report results/placeto-check.db
+--
+-- Profile ptb-long: the ptb graphs (datasets/ptb/ptb-00 .. -07, as the repro configs name them)
+-- at 100 episodes, random search with 100 x (mean nodes + 1) simulator calls, into
+-- results/placeto-check-ptb-long.db: does Placeto catch up with random search on ptb when it
+-- trains longer?
+--   placebench run configs/placeto-check.lua --profile ptb-long -j 2
+
+local g = include("repro/graphs.lua")
 
 -- Mean group count of graphs 00-07 of each family (generator seed 1).
 local mean_nodes = { cifar10 = 277, ptb = 485, nmt = 181 }
 local episodes = 20
 
-local function placers(family)
+local function placers(family, eps)
   local n = mean_nodes[family]
   return {
     { "placeto", best_from = { "all", "training" } },
-    { "random", sim_calls = episodes * (n + 1) },
+    { "random", sim_calls = eps * (n + 1) },
     "single-device",
   }
 end
 
 local function profile(family)
-  return { datasets = { "datasets/check8/" .. family }, placer = placers(family) }
+  return { datasets = { "datasets/check8/" .. family }, placer = placers(family, episodes) }
 end
 
 return experiment {
@@ -50,5 +58,12 @@ return experiment {
     cifar10 = profile("cifar10"),
     ptb     = profile("ptb"),
     nmt     = profile("nmt"),
+    ["ptb-long"] = {
+      datasets = g.files("ptb", g.first(8)),
+      placer   = placers("ptb", 100),
+      episodes = 100,
+      timeout  = 1800,
+      results  = "results/placeto-check-ptb-long.db",
+    },
   },
 }
