@@ -6,11 +6,12 @@
 -- (greedy eval episodes included, as the reference's best-placement file), best_from =
 -- "training" the best of training episodes only (the reference's best-so-far log).
 --
--- Random search gets at least Placeto's simulator budget: a config cannot give each graph its
--- own option value, so each family has a profile whose random budget is 20 episodes x (mean
--- node count of its 8 graphs + 1) simulator calls; Placeto makes at most 20 x (nodes + 1) calls
--- and fewer in practice (a step that keeps its node's device reuses the last simulation), as the
--- report's "sim calls" column shows.
+-- Random search gets about Placeto's simulator budget: a config cannot give each graph its own
+-- option value, so each family has a profile whose random budget is 20 episodes x (mean node
+-- count of its 8 graphs + 1) simulator calls; Placeto makes at most 20 x (nodes + 1) calls and
+-- fewer in practice (a step that keeps its node's device reuses the last simulation), so on
+-- average it makes fewer calls than random search, though a few runs on the larger graphs make
+-- more, as the report's "sim calls" column shows.
 --
 -- Setup (the same graphs as datasets/<family>/<family>-00 .. -07):
 --   for f in cifar10 ptb nmt; do placebench dataset gen $f --count 8 --out datasets/check8/$f; done
