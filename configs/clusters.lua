@@ -35,7 +35,7 @@ local Gbps = 125 -- bytes/µs in 1 Gbit/s (networks)
 
 -- ---------------------------------------------------------------- device types
 -- FLOP/s are fp32 peaks from NVIDIA's datasheets (at boost clock), except the K80's, which is
--- at base clock as in the K80 roofline model of the dataset generators (harness/lib/gen.h).
+-- at base clock as in the K80 roofline model of the dataset generators (harness/data/gen/gen.h).
 -- Prices are on-demand list prices (USD per GPU-hour, Linux, us-east-1 / us-central1) of the
 -- cloud instance that rents one such device, or the instance price divided by its GPUs.
 local device_types = {

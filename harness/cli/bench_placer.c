@@ -3,11 +3,11 @@
  * several device counts, beside the embedding paper's Table 2 times. */
 #include "cli.h"
 
-#include "gen.h"
-#include "graph.h"
-#include "loader.h"
-#include "nodelink.h"
-#include "place.h"
+#include "data/gen/gen.h"
+#include "model/graph.h"
+#include "plugin/loader.h"
+#include "data/nodelink.h"
+#include "run/place.h"
 
 #include <errno.h>
 #include <math.h>

@@ -1,7 +1,7 @@
 /* cli_plot_data.c — the TSV files placebench plot hands to the gnuplot scripts. */
 #include "cli_plot_data.h"
 
-#include "papers.h"
+#include "report/papers.h"
 
 #include <math.h>
 #include <string.h>

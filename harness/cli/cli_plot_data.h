@@ -4,8 +4,8 @@
 #ifndef PB_CLI_PLOT_DATA_H
 #define PB_CLI_PLOT_DATA_H
 
-#include "store.h"
-#include "store_tables.h"
+#include "store/store.h"
+#include "store/store_tables.h"
 
 #include <stdio.h>
 

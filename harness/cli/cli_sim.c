@@ -1,7 +1,8 @@
 /* cli_sim.c — loading, preparing and evaluating a simulator plugin for the CLI commands. */
 #include "cli_sim.h"
 
-#include "options.h"
+#include "plugin/compat.h"
+#include "plugin/options.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -13,21 +14,22 @@ int cli_sim_open(cli_sim *s, loader *l, const char *name, const pb_graph *g, con
     const loader_entry *entry = NULL;
     if (loader_find(l, PB_KIND_SIMULATOR, name, &entry, err) != PB_OK)
         return PB_ERR;
-    option_set defaults;
-    if (options_resolve(entry->desc, NULL, 0, name, &defaults, err) != PB_OK)
+    if (options_resolve(entry->desc, NULL, 0, name, &s->defaults, err) != PB_OK)
         return PB_ERR;
     const pb_simulator_ops *ops = entry->desc->ops;
-    pb_create_args args = {sizeof(pb_create_args), defaults.values, NULL, 0};
+    pb_create_args args = options_create_args(&s->defaults, NULL, 0);
     void *instance = NULL;
-    int rc = ops->create(&args, &instance, err);
-    option_set_free(&defaults);
-    if (rc != PB_OK)
+    if (ops->create(&args, &instance, err) != PB_OK) {
+        option_set_free(&s->defaults);
         return PB_ERR;
+    }
     void *prepared = NULL;
     if (ops->prepare(instance, g, c, &prepared, err) != PB_OK) {
         ops->destroy(instance);
+        option_set_free(&s->defaults);
         return PB_ERR;
     }
+    s->desc = entry->desc;
     s->ops = ops;
     s->instance = instance;
     s->prepared = prepared;
@@ -36,7 +38,7 @@ int cli_sim_open(cli_sim *s, loader *l, const char *name, const pb_graph *g, con
 
 int cli_sim_evaluate(cli_sim *s, const pb_strategy *ops, pb_eval *out, pb_error *err)
 {
-    return s->ops->evaluate(s->prepared, ops, out, err);
+    return compat_evaluate(s->desc, s->prepared, ops, out, err);
 }
 
 void cli_sim_close(cli_sim *s)
@@ -45,6 +47,7 @@ void cli_sim_close(cli_sim *s)
         return;
     s->ops->release(s->prepared);
     s->ops->destroy(s->instance);
+    option_set_free(&s->defaults);
     memset(s, 0, sizeof *s);
 }
 

@@ -2,11 +2,14 @@
 #ifndef PB_CLI_SIM_H
 #define PB_CLI_SIM_H
 
-#include "loader.h"
+#include "plugin/loader.h"
+#include "plugin/options.h"
 #include "placebench.h"
 
 typedef struct cli_sim {
+    const pb_plugin_desc *desc;
     const pb_simulator_ops *ops;
+    option_set defaults; /* the options the instance was created with */
     void *instance;
     void *prepared;
 } cli_sim;

@@ -1,7 +1,7 @@
 /* cli_tables.c — the papers' tables as markdown or CSV, our figures beside the published ones. */
 #include "cli_tables.h"
 
-#include "papers.h"
+#include "report/papers.h"
 
 #include <math.h>
 #include <string.h>

@@ -3,7 +3,7 @@
 #ifndef PB_CLI_TABLES_H
 #define PB_CLI_TABLES_H
 
-#include "store_tables.h"
+#include "store/store_tables.h"
 
 #include <stdio.h>
 

@@ -2,11 +2,11 @@
 #include "cli.h"
 
 #include "cli_sim.h"
-#include "cluster.h"
-#include "graph.h"
-#include "loader.h"
-#include "nodelink.h"
-#include "strategy.h"
+#include "config/cluster.h"
+#include "model/graph.h"
+#include "plugin/loader.h"
+#include "data/nodelink.h"
+#include "model/strategy.h"
 
 #include <dirent.h>
 #include <errno.h>

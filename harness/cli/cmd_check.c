@@ -1,8 +1,8 @@
 /* cmd_check.c — `placebench check`: validate a config completely and count its runs. */
 #include "cli.h"
 
-#include "config.h"
-#include "plan.h"
+#include "config/config.h"
+#include "run/plan.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -2,7 +2,7 @@
  * machines and links. */
 #include "cli.h"
 
-#include "cluster.h"
+#include "config/cluster.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -2,11 +2,11 @@
 #include "cli.h"
 
 #include "cli_output.h"
-#include "fileio.h"
-#include "gen.h"
-#include "graph.h"
-#include "msr.h"
-#include "nodelink.h"
+#include "core/fileio.h"
+#include "data/gen/gen.h"
+#include "model/graph.h"
+#include "data/msr.h"
+#include "data/nodelink.h"
 
 #include <dirent.h>
 #include <errno.h>

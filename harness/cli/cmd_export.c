@@ -2,7 +2,7 @@
 #include "cli.h"
 #include "cli_output.h"
 
-#include "store.h"
+#include "store/store.h"
 
 #include <string.h>
 

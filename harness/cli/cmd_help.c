@@ -1,8 +1,8 @@
 /* cmd_help.c — `placebench help`: a command's usage, or a plugin's description and options. */
 #include "cli.h"
 
-#include "loader.h"
-#include "options.h"
+#include "plugin/loader.h"
+#include "plugin/options.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /* cmd_list.c — `placebench list`: the plugins on the search path. */
 #include "cli.h"
 
-#include "loader.h"
+#include "plugin/loader.h"
 
 #include <stdio.h>
 #include <string.h>

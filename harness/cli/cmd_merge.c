@@ -1,7 +1,7 @@
 /* cmd_merge.c — placebench merge: joins the shard files of one experiment into one. */
 #include "cli.h"
 
-#include "store.h"
+#include "store/store.h"
 
 #include <stdio.h>
 #include <sys/stat.h>

@@ -1,9 +1,10 @@
 /* cmd_order.c — `placebench order`: print a graph's nodes in the order of a traversal plugin. */
 #include "cli.h"
 
-#include "graph.h"
-#include "loader.h"
-#include "nodelink.h"
+#include "model/graph.h"
+#include "plugin/loader.h"
+#include "plugin/options.h"
+#include "data/nodelink.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -75,7 +76,7 @@ static int order_run_plugin(const pb_plugin_desc *desc, const pb_graph *g, unsig
                             int *order, pb_error *err)
 {
     const pb_traversal_ops *ops = desc->ops;
-    pb_create_args args = {sizeof(pb_create_args), NULL, NULL, (uint64_t)seed};
+    pb_create_args args = options_create_args(NULL, NULL, (uint64_t)seed);
     void *instance = NULL;
     if (ops->create(&args, &instance, err) != PB_OK)
         return PB_ERR;

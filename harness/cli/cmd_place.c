@@ -3,10 +3,10 @@
 #include "cli.h"
 
 #include "cli_output.h"
-#include "graph.h"
-#include "loader.h"
-#include "nodelink.h"
-#include "place.h"
+#include "model/graph.h"
+#include "plugin/loader.h"
+#include "data/nodelink.h"
+#include "run/place.h"
 
 #include <errno.h>
 #include <jansson.h>

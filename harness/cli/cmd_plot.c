@@ -4,8 +4,8 @@
 #include "cli_output.h"
 
 #include "cli_plot_data.h"
-#include "store.h"
-#include "store_tables.h"
+#include "store/store.h"
+#include "store/store_tables.h"
 
 #include <errno.h>
 #include <limits.h>

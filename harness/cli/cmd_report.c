@@ -3,8 +3,8 @@
 #include "cli_output.h"
 #include "cli_tables.h"
 
-#include "store.h"
-#include "store_tables.h"
+#include "store/store.h"
+#include "store/store_tables.h"
 
 #include <stdlib.h>
 #include <string.h>

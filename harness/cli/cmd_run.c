@@ -1,9 +1,9 @@
 /* cmd_run.c — `placebench run`: run (or resume) an experiment's sweep. */
 #include "cli.h"
 
-#include "config.h"
-#include "plan.h"
-#include "runner.h"
+#include "config/config.h"
+#include "run/plan.h"
+#include "run/runner.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -3,13 +3,13 @@
 
 #include "cli_output.h"
 #include "cli_sim.h"
-#include "cluster.h"
-#include "graph.h"
-#include "loader.h"
-#include "nodelink.h"
-#include "options.h"
-#include "strategy.h"
-#include "strmap.h"
+#include "config/cluster.h"
+#include "model/graph.h"
+#include "plugin/loader.h"
+#include "data/nodelink.h"
+#include "plugin/options.h"
+#include "model/strategy.h"
+#include "core/strmap.h"
 
 #include <errno.h>
 #include <jansson.h>

@@ -1,7 +1,7 @@
 /* main.c — the placebench command-line tool: dispatches to one command per file. */
 #include "cli.h"
 
-#include "version.h"
+#include "core/version.h"
 
 #include <stdarg.h>
 #include <stdlib.h>

@@ -1,4 +1,6 @@
-/* placebench.h — the one public header: the plugin ABI and the host services a plugin may use. */
+/* placebench.h — the one public header: the plugin ABI and the host services a plugin may use;
+ * it includes the layer headers placebench/nn.h (NN core) and placebench/placeto.h (progressive
+ * placement helpers, traversal orders). */
 #ifndef PLACEBENCH_H
 #define PLACEBENCH_H
 
@@ -25,7 +27,21 @@ extern "C" {
 #endif
 
 #define PB_ABI_MAJOR 1
-#define PB_ABI_MINOR 1
+#define PB_ABI_MINOR 2
+
+/*
+ * ABI changelog (a minor version only adds; the harness still loads plugins of older minors):
+ *   1.0  first version.
+ *   1.1  pb_placer_ops.uses (the plugin kinds a placer consults).
+ *   1.2  Structs that can grow: pb_strategy starts with struct_size; pb_problem holds pointers to
+ *        pb_budget and pb_embedding_ref (each with struct_size) instead of embedding them;
+ *        arrays of ABI structs carry their element size (pb_plugin_desc.option_size,
+ *        pb_create_args.value_size, pb_cluster.type_size); options can be declared with
+ *        designated initializers and offsetof into a struct of the plugin's own
+ *        (pb_option_def.offset, pb_plugin_desc.options_struct_size, pb_create_args.options;
+ *        PB_PLUGIN_WITH_OPTIONS).  Plugins built for 1.0/1.1 get the 1.1 layouts of pb_problem and
+ *        pb_strategy from the harness (harness/plugin/compat.c).
+ */
 #define PB_DESCRIPTOR_SYMBOL placebench_plugin
 #define PB_DESCRIPTOR_SYMBOL_NAME "placebench_plugin"
 
@@ -139,6 +155,9 @@ typedef struct pb_cluster {
     double delta2_us;      /* bus busy after each transfer */
     double transfer_speed; /* bytes per µs on a bus */
     double init_offset_us; /* ready time of source ops */
+    /* Since 1.2: sizeof(pb_device_type) as the harness was built; types[i] lies at
+     * (const char *)types + i * type_size. */
+    size_t type_size;
 } pb_cluster;
 
 /* ---------------------------------------------------------------- strategies */
@@ -161,12 +180,22 @@ typedef enum pb_strategy_kind {
 /*
  * One representation for the three strategy spaces of the papers.  A plain placement is just the
  * int array `device`; the other kinds add arrays that a plain-placement simulator ignores.
- * All arrays are owned by whoever created the strategy (see pb_strategy_init in the host API).
+ * All arrays are owned by whoever created the strategy (pb_strategy_placement sets up a plain
+ * one).  Layout of the kinds (pb_strategy_check validates it):
+ *   PLACEMENT    device[v] in [0, n_devices) for every v.
+ *   REPLICATED   device groups g = 0..n_device_groups-1 are the device indices
+ *                group_devices[group_start[g] .. group_start[g+1]) (non-empty, each device at
+ *                most once per group, group_start[0] = 0); device[v] is the group of node v and
+ *                replication[v] its pb_replication; PB_REPL_NONE takes a group of one device.
+ *   PROVISIONED  device[v] is the resource type of node v (an index into the cluster's types);
+ *                stages are the maximal runs of consecutive nodes with the same type, n_stages of
+ *                them, and stage_count[s] >= 1 resources of that type serve stage s.
  */
 typedef struct pb_strategy {
-    int kind;    /* pb_strategy_kind */
-    int n_nodes; /* nodes of the graph the strategy is for (the grouped graph for placers) */
-    int *device; /* [n_nodes] */
+    size_t struct_size; /* since 1.2: sizeof(pb_strategy) as its creator was built */
+    int kind;           /* pb_strategy_kind */
+    int n_nodes;        /* nodes of the graph the strategy is for (the grouped graph for placers) */
+    int *device;        /* [n_nodes] */
     /* PB_STRATEGY_REPLICATED */
     int *replication; /* [n_nodes] pb_replication */
     int n_device_groups;
@@ -221,6 +250,10 @@ typedef struct pb_option_def {
     double min, max;           /* inclusive range for INT and DOUBLE; ignored when min > max */
     const char *choices;       /* PB_OPT_ENUM only: "max|mean|sum" */
     const char *help;
+    /* Since 1.2, for plugins that declare an options struct (PB_PLUGIN_WITH_OPTIONS): where the
+     * harness writes the resolved value in it, as long long (INT), double (DOUBLE), int (BOOL,
+     * ENUM: index into choices) or const char * (STRING, valid until destroy).  Use offsetof. */
+    size_t offset;
 } pb_option_def;
 
 /* A resolved option value; the harness passes one per entry of the plugin's option table, in
@@ -277,6 +310,12 @@ typedef struct pb_create_args {
     const pb_value *opts; /* one per option of the descriptor, resolved and range-checked */
     const pb_host *host;  /* NULL for traversal and simulator plugins used outside a run */
     uint64_t seed;        /* the run's seed for this plugin */
+    /* Since 1.2: sizeof(pb_value) as the harness was built (opts[i] lies at
+     * (const char *)opts + i * value_size), and the plugin's options struct filled from the
+     * option table's offsets (NULL when the descriptor declares none).  Both borrowed until
+     * destroy(). */
+    size_t value_size;
+    const void *options;
 } pb_create_args;
 
 /* Common life cycle: create an instance, operate on it, destroy it. */
@@ -368,12 +407,14 @@ typedef struct pb_embedding_ops {
 
 /* An embedding as a placer receives it: the ops of the loaded plugin and its instance. */
 typedef struct pb_embedding_ref {
+    size_t struct_size; /* since 1.2 */
     const pb_embedding_ops *ops;
     void *instance;
     const char *name;
 } pb_embedding_ref;
 
 typedef struct pb_budget {
+    size_t struct_size;  /* since 1.2 */
     int episodes;        /* learned placers: training episodes; 0 = plugin default */
     long long sim_calls; /* search placers: simulator calls; 0 = plugin default */
     double wall_s;       /* 0 = no limit beyond the run's time limit */
@@ -385,9 +426,9 @@ typedef struct pb_problem {
     const pb_graph *graph;    /* the grouped graph: what is placed */
     const pb_graph *op_graph; /* the op-level graph (== graph when there is no grouping) */
     const pb_cluster *cluster;
-    pb_budget budget;
-    const int *order;           /* traversal order of graph's nodes, NULL when none was named */
-    pb_embedding_ref embedding; /* ops == NULL when none was named */
+    const pb_budget *budget;           /* never NULL */
+    const int *order;                  /* traversal order of graph's nodes, NULL when none */
+    const pb_embedding_ref *embedding; /* NULL when none was named */
 } pb_problem;
 
 /* placer: (problem, budget) -> strategy. */
@@ -428,21 +469,55 @@ typedef struct pb_plugin_desc {
     const pb_option_def *options;
     int n_options;
     const void *ops; /* pb_traversal_ops, pb_simulator_ops, pb_embedding_ops or pb_placer_ops */
+    /* Since 1.2: sizeof(pb_option_def) as the plugin was built (options[i] lies at
+     * (const char *)options + i * option_size), and the size of the plugin's options struct that
+     * the harness fills through pb_option_def.offset (0: none, read pb_create_args.opts). */
+    size_t option_size;
+    size_t options_struct_size;
 } pb_plugin_desc;
 
 /* Declares the plugin's one exported descriptor:
- *   PB_PLUGIN(PB_KIND_PLACER, "random", "1.0", "uniform random placements", opts, &ops); */
+ *   PB_PLUGIN(PB_KIND_PLACER, "random", "1.0", "uniform random placements", opts, 2, &ops); */
 #define PB_PLUGIN(kind_, name_, version_, description_, options_, n_options_, ops_)                \
+    PB_PLUGIN_DESCRIPTOR_(kind_, name_, version_, description_, options_, n_options_, 0, ops_)
+
+/* The same for a plugin whose options table fills a struct of its own (type options_type) through
+ * designated initializers with offsetof:
+ *   typedef struct random_opts { long long sim_calls; } random_opts;
+ *   static const pb_option_def random_options[] = {
+ *       {.name = "sim_calls", .type = PB_OPT_INT, .default_value = "1000", .min = 1, .max = 1e9,
+ *        .help = "...", .offset = offsetof(random_opts, sim_calls)}};
+ *   PB_PLUGIN_WITH_OPTIONS(PB_KIND_PLACER, "random", "1.0", "...", random_options, random_opts,
+ *                          &random_ops);
+ * create() then reads `const random_opts *o = args->options;`. */
+#define PB_PLUGIN_WITH_OPTIONS(kind_, name_, version_, description_, options_, options_type_,      \
+                               ops_)                                                               \
+    PB_PLUGIN_DESCRIPTOR_(kind_, name_, version_, description_, options_,                          \
+                          (int)(sizeof(options_) / sizeof((options_)[0])), sizeof(options_type_),  \
+                          ops_)
+
+#define PB_PLUGIN_DESCRIPTOR_(kind_, name_, version_, description_, options_, n_options_,          \
+                              struct_size_, ops_)                                                  \
     PB_EXPORT extern const pb_plugin_desc PB_DESCRIPTOR_SYMBOL;                                    \
-    const pb_plugin_desc PB_DESCRIPTOR_SYMBOL = {                                                  \
-        PB_ABI_MAJOR,   PB_ABI_MINOR, sizeof(pb_plugin_desc), (kind_), (name_), (version_),        \
-        (description_), (options_),   (n_options_),           (ops_)}
+    const pb_plugin_desc PB_DESCRIPTOR_SYMBOL = {.abi_major = PB_ABI_MAJOR,                        \
+                                                 .abi_minor = PB_ABI_MINOR,                        \
+                                                 .struct_size = sizeof(pb_plugin_desc),            \
+                                                 .kind = (kind_),                                  \
+                                                 .name = (name_),                                  \
+                                                 .version = (version_),                            \
+                                                 .description = (description_),                    \
+                                                 .options = (options_),                            \
+                                                 .n_options = (n_options_),                        \
+                                                 .ops = (ops_),                                    \
+                                                 .option_size = sizeof(pb_option_def),             \
+                                                 .options_struct_size = (struct_size_)}
 
 /* ---------------------------------------------------------------- helpers for plugins */
 
 /* Sets s to a plain placement over caller-owned device storage. */
 static inline void pb_strategy_placement(pb_strategy *s, int n_nodes, int *device)
 {
+    s->struct_size = sizeof *s;
     s->kind = PB_STRATEGY_PLACEMENT;
     s->n_nodes = n_nodes;
     s->device = device;
@@ -454,298 +529,24 @@ static inline void pb_strategy_placement(pb_strategy *s, int n_nodes, int *devic
     s->stage_count = NULL;
 }
 
-/* ---------------------------------------------------------------- neural-network core */
-
-/*
- * Small dense float32 tensors, reverse-mode autodiff on a tape, trainable parameter sets and
- * optimizers, shared by learned placers and embeddings (libplacebench, harness/lib/nn_*.c).
- *
- * Tensors are row-major matrices of rank <= 2: a vector is a 1 x n row, a scalar is 1 x 1.
- * Conventions follow the Placeto reference: row vectors, y = x.W + b, W stored in x out.
- *
- * A tape records one forward pass.  Every tensor an op returns lives on the tape (the struct,
- * its values and its gradient) until pb_nn_tape_reset() or pb_nn_tape_free(); a reset keeps the
- * memory, so a forward pass no bigger than an earlier one allocates nothing.
- *
- * Errors are sticky: an op given a NULL input or mismatched shapes, or one that runs out of
- * memory, records a message in the tape and returns NULL, and every later op then returns NULL.
- * A forward pass is therefore written without checks and tested once with pb_nn_tape_status().
- *
- * Gradients: a tensor's grad is NULL when no gradient flows to it (constants, and everything on
- * a tape reset with record_grad = 0, which records nothing for backward and is the cheap mode for
- * greedy evaluation).  pb_nn_backward() zeroes the gradients of all tape tensors and ADDS the
- * gradient it computes into the parameters' gradients, so backward passes accumulate until
- * pb_nn_params_zero_grad().
- *
- * Index arrays given to ops (gather, scatter, pb_nn_csr) are borrowed: they must stay valid and
- * unchanged until the tape is reset.  Nothing here reads the clock or global state; randomness
- * comes from an explicit pb_rng.  A tape, parameter set or optimizer must not be used by two
- * threads at once; distinct ones are independent.
- */
-
-typedef struct pb_nn_params pb_nn_params; /* opaque, see pb_nn_params_new() */
-typedef struct pb_nn_tape pb_nn_tape;     /* opaque, see pb_nn_tape_new() */
-
-/* A tensor on a tape.  The struct and its arrays are owned by the tape (a parameter's arrays by
- * its pb_nn_params); callers may read data and write the data of constants they created. */
-typedef struct pb_nn_tensor {
-    int rows;
-    int cols;
-    float *data; /* rows*cols values, row-major */
-    float *grad; /* same layout; NULL when no gradient flows to this tensor */
-} pb_nn_tensor;
-
-/* --- tapes */
-
-/* A new empty tape that records gradients; NULL when out of memory.  Caller frees. */
-pb_nn_tape *pb_nn_tape_new(void);
-void pb_nn_tape_free(pb_nn_tape *t);
-/* Forgets every tensor of the tape (their pointers become invalid), clears a recorded error, and
- * sets whether the next forward pass records gradients (record_grad != 0) or not. */
-void pb_nn_tape_reset(pb_nn_tape *t, int record_grad);
-/* PB_OK, or PB_ERR with the first error an op met on this tape (since the last reset). */
-int pb_nn_tape_status(const pb_nn_tape *t, pb_error *err);
-/* Reverse pass from y: seed holds dL/dy (y->rows*y->cols values, borrowed), NULL meaning all
- * ones (for a 1 x 1 loss, dL/dy = 1).  Zeroes the gradients of the tape's tensors first, then
- * adds dL/dtheta into the gradients of the parameters.  Fails when the tape holds an error or y
- * does not depend on any parameter. */
-int pb_nn_backward(pb_nn_tape *t, pb_nn_tensor *y, const float *seed, pb_error *err);
-
-/* --- leaves and views */
-
-/* A constant (no gradient): values (rows*cols, borrowed, copied) or zeros when values is NULL.
- * The caller may fill its data afterwards, before any op reads it. */
-pb_nn_tensor *pb_nn_constant(pb_nn_tape *t, int rows, int cols, const float *values);
-/* A zero-filled tensor whose row blocks are written once each with pb_nn_assign() before being
- * read: how a recursion (message passing level by level) assembles its output without copying
- * the whole matrix at every level.  Has a gradient when the tape records gradients. */
-pb_nn_tensor *pb_nn_buffer(pb_nn_tape *t, int rows, int cols);
-/* Parameter `id` of p as a tensor whose data and grad are p's own storage (no copy).  Valid until
- * the tape is reset or a parameter is added to p. */
-pb_nn_tensor *pb_nn_param(pb_nn_tape *t, pb_nn_params *p, int id);
-/* Rows start .. start+count-1 of x as a view sharing x's values and gradient (no copy, free). */
-pb_nn_tensor *pb_nn_rows(pb_nn_tape *t, pb_nn_tensor *x, int start, int count);
-/* x seen as rows x cols (same element count, row-major order kept), sharing its storage. */
-pb_nn_tensor *pb_nn_reshape(pb_nn_tape *t, pb_nn_tensor *x, int rows, int cols);
-/* Copies src into dst (same shape; dst a pb_nn_buffer or a pb_nn_rows view of one) and returns
- * dst; the gradient that later readers put into dst flows back into src. */
-pb_nn_tensor *pb_nn_assign(pb_nn_tape *t, pb_nn_tensor *dst, pb_nn_tensor *src);
-
-/* --- linear algebra (every product through OpenBLAS sgemm) */
-
-pb_nn_tensor *pb_nn_matmul(pb_nn_tape *t, pb_nn_tensor *a, pb_nn_tensor *b);
-/* op(a).op(b) where op transposes when trans_* != 0 (attention scores: Q.K^T). */
-pb_nn_tensor *pb_nn_matmul_t(pb_nn_tape *t, pb_nn_tensor *a, int trans_a, pb_nn_tensor *b,
-                             int trans_b);
-
-enum { PB_NN_ACT_NONE = 0, PB_NN_ACT_RELU = 1, PB_NN_ACT_SIGMOID = 2, PB_NN_ACT_TANH = 3 };
-
-/* act(x.w + b): x is n x in, w in x out, b 1 x out or NULL; one fused op. */
-pb_nn_tensor *pb_nn_linear(pb_nn_tape *t, pb_nn_tensor *x, pb_nn_tensor *w, pb_nn_tensor *b,
-                           int act);
-pb_nn_tensor *pb_nn_transpose(pb_nn_tape *t, pb_nn_tensor *x);
-
-/* --- elementwise.  b is broadcast: same shape as a, or 1 x cols (a bias row), or rows x 1 (a
- * per-row factor such as a mask column), or 1 x 1. */
-
-pb_nn_tensor *pb_nn_add(pb_nn_tape *t, pb_nn_tensor *a, pb_nn_tensor *b);
-pb_nn_tensor *pb_nn_sub(pb_nn_tape *t, pb_nn_tensor *a, pb_nn_tensor *b);
-pb_nn_tensor *pb_nn_mul(pb_nn_tape *t, pb_nn_tensor *a, pb_nn_tensor *b);
-pb_nn_tensor *pb_nn_scale(pb_nn_tape *t, pb_nn_tensor *x, float s);      /* s*x */
-pb_nn_tensor *pb_nn_add_scalar(pb_nn_tape *t, pb_nn_tensor *x, float c); /* x+c */
-pb_nn_tensor *pb_nn_relu(pb_nn_tape *t, pb_nn_tensor *x);                /* gradient 0 at x = 0 */
-pb_nn_tensor *pb_nn_sigmoid(pb_nn_tape *t, pb_nn_tensor *x);
-pb_nn_tensor *pb_nn_tanh(pb_nn_tape *t, pb_nn_tensor *x);
-pb_nn_tensor *pb_nn_exp(pb_nn_tape *t, pb_nn_tensor *x);
-pb_nn_tensor *pb_nn_log(pb_nn_tape *t, pb_nn_tensor *x); /* natural log; x > 0 */
-/* Inverted dropout: each entry is kept with probability 1-rate and then scaled by 1/(1-rate),
- * else zeroed; draws one pb_rng_uniform per entry, row-major.  0 <= rate < 1; rate 0 returns x.
- * Applies whether or not the tape records gradients (the reference keeps it on in evaluation). */
-pb_nn_tensor *pb_nn_dropout(pb_nn_tape *t, pb_nn_tensor *x, float rate, pb_rng *rng);
-
-/* --- rows and columns */
-
-/* Side by side (equal rows) / stacked (equal cols); xs is borrowed for the call only. */
-pb_nn_tensor *pb_nn_concat_cols(pb_nn_tape *t, int n, pb_nn_tensor *const *xs);
-pb_nn_tensor *pb_nn_concat_rows(pb_nn_tape *t, int n, pb_nn_tensor *const *xs);
-/* Columns start .. start+count-1 of x (a copy). */
-pb_nn_tensor *pb_nn_slice_cols(pb_nn_tape *t, pb_nn_tensor *x, int start, int count);
-/* out[i] = x[idx[i]] for i < n (rows may repeat); the gradient is scatter-added back. */
-pb_nn_tensor *pb_nn_gather_rows(pb_nn_tape *t, pb_nn_tensor *x, const int *idx, int n);
-/* out (n_out x cols, zero-initialised) with out[idx[i]] += x[i] for every row i of x. */
-pb_nn_tensor *pb_nn_scatter_add_rows(pb_nn_tape *t, pb_nn_tensor *x, const int *idx, int n_out);
-
-/* A sparse 0/1 (or weighted) row-selection matrix in CSR form, e.g. the parents, ancestors or
- * sampled neighbours of each node.  Output row s aggregates the input rows
- * index[start[s]] .. index[start[s+1]-1], each multiplied by weight[k] when weight != NULL;
- * index NULL means the input rows start[s] .. start[s+1]-1 themselves (contiguous segments).
- * The struct is copied, its arrays are borrowed. */
-typedef struct pb_nn_csr {
-    int n_rows;          /* output rows */
-    const int *start;    /* [n_rows+1], non-decreasing, start[0] = 0 */
-    const int *index;    /* [start[n_rows]] input row numbers, or NULL */
-    const float *weight; /* [start[n_rows]] or NULL (all 1) */
-} pb_nn_csr;
-
-enum { PB_NN_AGG_SUM = 0, PB_NN_AGG_MEAN = 1, PB_NN_AGG_MAX = 2, PB_NN_AGG_MIN = 3 };
-
-/* n_rows x cols: per output row the sum, mean (sum / entry count), or elementwise max or min of
- * the selected (weighted) input rows; an empty row gives zeros.  Max and min pass the gradient
- * to the entry that won (the first one on ties). */
-pb_nn_tensor *pb_nn_aggregate(pb_nn_tape *t, pb_nn_tensor *x, const pb_nn_csr *csr, int kind);
-/* Mean over a sliding window of `window` consecutive rows, stride 1, no padding:
- * (rows - window + 1) x cols (TF AvgPool1D 'VALID' along the rows, as P-GNN uses it). */
-pb_nn_tensor *pb_nn_avgpool_rows(pb_nn_tape *t, pb_nn_tensor *x, int window);
-
-/* --- reductions and normalisations */
-
-pb_nn_tensor *pb_nn_softmax(pb_nn_tape *t, pb_nn_tensor *x);     /* per row, max-shifted */
-pb_nn_tensor *pb_nn_log_softmax(pb_nn_tape *t, pb_nn_tensor *x); /* per row, max-shifted */
-/* Per row: (x - mean) / sqrt(var + eps) * gamma + beta, with the biased variance; gamma and beta
- * are 1 x cols or NULL (1 and 0). */
-pb_nn_tensor *pb_nn_layer_norm(pb_nn_tape *t, pb_nn_tensor *x, pb_nn_tensor *gamma,
-                               pb_nn_tensor *beta, float eps);
-/* x / sqrt(max(sum x^2, eps)) per row (per_row != 0, GraphSAGE) or over the whole matrix
- * (per_row = 0, TF l2_normalize with axis=None); eps 1e-12 in the reference. */
-pb_nn_tensor *pb_nn_l2_normalize(pb_nn_tape *t, pb_nn_tensor *x, int per_row, float eps);
-pb_nn_tensor *pb_nn_sum(pb_nn_tape *t, pb_nn_tensor *x);     /* 1 x 1, all entries */
-pb_nn_tensor *pb_nn_mean(pb_nn_tape *t, pb_nn_tensor *x);    /* 1 x 1, all entries */
-pb_nn_tensor *pb_nn_colsum(pb_nn_tape *t, pb_nn_tensor *x);  /* 1 x cols: sum over rows */
-pb_nn_tensor *pb_nn_colmean(pb_nn_tape *t, pb_nn_tensor *x); /* 1 x cols: mean over rows */
-pb_nn_tensor *pb_nn_rowsum(pb_nn_tape *t, pb_nn_tensor *x);  /* rows x 1: sum over columns */
-/* rows x 1: dot product of each row of a with the same row of b (rows x cols) or with b
- * (1 x cols): attention scores. */
-pb_nn_tensor *pb_nn_rowdot(pb_nn_tape *t, pb_nn_tensor *a, pb_nn_tensor *b);
-
-/* --- fused ops written outside the core (a message passer's whole recursion, say) */
-
-/* The reverse pass of a custom op: out->grad holds dL/dout; add dL/din[i] into in[i]->grad for
- * every input whose grad is not NULL.  ctx is the pointer given to pb_nn_custom(). */
-typedef void (*pb_nn_backward_fn)(void *ctx, const pb_nn_tensor *out, pb_nn_tensor *const *in,
-                                  int n_in);
-
-/* A new rows x cols output of an op the caller computes: the caller writes out->data
- * (uninitialised) before any other op reads it.  When the tape records gradients and one of the
- * n_in inputs (copied list, each non-NULL) has one, out gets a gradient and backward(ctx, ...)
- * runs in the reverse pass; otherwise out->grad is NULL and backward never runs, so the caller can
- * skip saving what it would need.  ctx is borrowed until the tape is reset (pb_nn_alloc ties it
- * to the tape). */
-pb_nn_tensor *pb_nn_custom(pb_nn_tape *t, int rows, int cols, int n_in, pb_nn_tensor *const *in,
-                           pb_nn_backward_fn backward, void *ctx);
-/* n bytes on the tape, 64-byte aligned, valid until the tape is reset; NULL (recorded as the
- * tape's error) when out of memory. */
-void *pb_nn_alloc(pb_nn_tape *t, size_t n);
-/* C = alpha op(A) op(B) + beta C on row-major float matrices (cblas_sgemm; op transposes when
- * trans_* != 0), for fused ops: the one GEMM of the core, so plugins need no BLAS of their own. */
-void pb_nn_gemm(int trans_a, int trans_b, int m, int n, int k, float alpha, const float *a, int lda,
-                const float *b, int ldb, float beta, float *c, int ldc);
-
-/* --- parameters */
-
-/* A new empty parameter set; NULL when out of memory.  Caller frees with pb_nn_params_free. */
-pb_nn_params *pb_nn_params_new(void);
-void pb_nn_params_free(pb_nn_params *p);
-
-enum {
-    PB_NN_INIT_GLOROT = 0, /* U(-r, r), r = sqrt(6 / (rows + cols)), drawn row-major from rng */
-    PB_NN_INIT_ZEROS = 1,
-    PB_NN_INIT_ONES = 2
-};
-
-/* Adds a rows x cols tensor named `name` (unique in p; copied) initialised as `init` (rng is only
- * read for PB_NN_INIT_GLOROT) with a zero gradient; returns its id (>= 0, ids count up from 0 in
- * the order of adding) or PB_ERR.  Invalidates tensors pb_nn_param() made from p. */
-int pb_nn_params_add(pb_nn_params *p, const char *name, int rows, int cols, int init, pb_rng *rng,
-                     pb_error *err);
-/* The id of the tensor named `name`, or -1. */
-int pb_nn_params_find(const pb_nn_params *p, const char *name);
-int pb_nn_params_count(const pb_nn_params *p);
-/* Name (owned by p) and shape of tensor id. */
-const char *pb_nn_params_name(const pb_nn_params *p, int id);
-void pb_nn_params_shape(const pb_nn_params *p, int id, int *rows, int *cols);
-/* All values (and gradients) are one contiguous array of pb_nn_params_size() floats, tensor id
- * at pb_nn_params_offset(id), in the order of adding.  Owned by p; moved by pb_nn_params_add. */
-size_t pb_nn_params_size(const pb_nn_params *p);
-size_t pb_nn_params_offset(const pb_nn_params *p, int id);
-float *pb_nn_params_values(pb_nn_params *p);
-float *pb_nn_params_grads(pb_nn_params *p);
-void pb_nn_params_zero_grad(pb_nn_params *p);
-/* Writes every tensor (name, shape, values) as JSON; the file appears complete or not at all. */
-int pb_nn_params_save(const pb_nn_params *p, const char *path, pb_error *err);
-/* Reads a file written by pb_nn_params_save into p, which must hold exactly the same names with
- * the same shapes (order free); on any mismatch p is left unchanged and the error names the file
- * and the tensor. */
-int pb_nn_params_load(pb_nn_params *p, const char *path, pb_error *err);
-
-/* A fully connected network, the reference's FNN(in, hidden[], out): linear layers with ReLU
- * between them and act_out after the last.  Plain data; the tensors live in a pb_nn_params. */
-#define PB_NN_MLP_MAX_LAYERS 8
-typedef struct pb_nn_mlp {
-    int n_layers;
-    int act_out;
-    int weight[PB_NN_MLP_MAX_LAYERS]; /* parameter ids: "<prefix>/w<i>", Glorot */
-    int bias[PB_NN_MLP_MAX_LAYERS];   /* parameter ids: "<prefix>/b<i>", zeros, 1 x out */
-} pb_nn_mlp;
-
-/* Adds the layers sizes[0] -> sizes[1] -> ... -> sizes[n_sizes-1] (2 <= n_sizes <=
- * PB_NN_MLP_MAX_LAYERS + 1) to p and describes them in *m.  On error p keeps the layers added
- * before it. */
-int pb_nn_mlp_init(pb_nn_mlp *m, pb_nn_params *p, const char *prefix, int n_sizes, const int *sizes,
-                   int act_out, pb_rng *rng, pb_error *err);
-/* Records the network applied to every row of x (n x sizes[0]) -> n x sizes[last]. */
-pb_nn_tensor *pb_nn_mlp_forward(pb_nn_tape *t, pb_nn_params *p, const pb_nn_mlp *m,
-                                pb_nn_tensor *x);
-
-/* --- optimizers (they read the gradients in p and update its values) */
-
-/* Adam in TensorFlow's formulation: at step k, m = b1 m + (1-b1) g, v = b2 v + (1-b2) g^2,
- * lr_k = lr sqrt(1-b2^k) / (1-b1^k), theta -= lr_k m / (sqrt(v) + epsilon).  TF 1 defaults:
- * 0.9, 0.999, 1e-8.  Every tensor of p is updated at every step (a zero gradient still moves a
- * tensor by its momentum).  The moments are kept in double.  NULL when out of memory; caller
- * frees. */
-typedef struct pb_nn_adam pb_nn_adam;
-pb_nn_adam *pb_nn_adam_new(double beta1, double beta2, double epsilon);
-void pb_nn_adam_free(pb_nn_adam *a);
-/* One step with learning rate lr (the caller applies any schedule).  Fails when p's size changed
- * since the first step. */
-int pb_nn_adam_step(pb_nn_adam *a, pb_nn_params *p, double lr, pb_error *err);
-long long pb_nn_adam_steps(const pb_nn_adam *a); /* steps taken so far */
-/* theta -= lr g. */
-void pb_nn_sgd_step(pb_nn_params *p, double lr);
-/* Returns the global L2 norm of p's gradients (in double) and, when max_norm > 0 and the norm is
- * finite and above max_norm, scales them by max_norm / norm (TF clip_by_global_norm). */
-double pb_nn_clip_grad_norm(pb_nn_params *p, double max_norm);
-
-/* ---------------------------------------------------------------- progressive placement helpers */
-
-/* Library helpers for progressive placers and their embeddings (libplacebench,
- * harness/lib/progressive.c). */
-
-/* What the 5th Placeto node feature holds (specs/placeto.md §2.2): the simulated start time of
- * the node (the [A] intent; a group starts when its earliest op starts), or the peak memory of
- * the device the node sits on (what the [M/B] forks compute). */
-enum { PB_FEATURE5_START_TIME = 0, PB_FEATURE5_PEAK_MEM = 1 };
-
-/* 5 + n_devices: [cost, out_size, done, current, feature 5, one-hot device (n_devices)]. */
-static inline int pb_placeto_features_dim(int n_devices)
+/* Device type i of c, read at the cluster's element size (type_size; the 1.1 size when 0). */
+static inline const pb_device_type *pb_cluster_type(const pb_cluster *c, int i)
 {
-    return 5 + n_devices;
+    size_t size = c->type_size ? c->type_size : sizeof(pb_device_type);
+    return (const pb_device_type *)(const void *)((const char *)c->types + (size_t)i * size);
 }
 
-/* Writes the Placeto node features of s, normalised as the reference does at every fetch:
- * feature 5 made relative to the current node's, then the columns cost, out_size and feature 5
- * divided by their maximum when it is not 0.  out: s->graph->n_nodes rows of
- * pb_placeto_features_dim(s->n_devices) floats (caller-owned).  Feature 5 is 0 while s->eval is
- * NULL; PB_FEATURE5_START_TIME needs s->eval->node_start_us, PB_FEATURE5_PEAK_MEM
- * s->eval->peak_mem_bytes. */
-int pb_placeto_features(const pb_place_state *s, int feature5, float *out, pb_error *err);
-
-/* networkx 2.4 topological_sort of g (Kahn with a LIFO ready stack, specs/placeto.md §5.2): the
- * reference's node index order.  order: g->n_nodes ints, caller-owned.  Fails on a cycle. */
-int pb_traverse_topo(const pb_graph *g, int *order, pb_error *err);
+/* Checks that s is a well-formed strategy of its kind for a graph of n_nodes nodes on cluster c
+ * (the layout documented at pb_strategy): sizes, device and group indices, replication options,
+ * stage counts.  The error names the node, group or stage. */
+int pb_strategy_check(const pb_strategy *s, int n_nodes, const pb_cluster *c, pb_error *err);
 
 #ifdef __cplusplus
 }
 #endif
+
+/* The layer headers (each includes this one). */
+#include "placebench/nn.h"
+#include "placebench/placeto.h"
 
 #endif /* PLACEBENCH_H */

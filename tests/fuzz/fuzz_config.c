@@ -2,7 +2,7 @@
  * complete experiment; one that does not gives a one-line error that names the file first. */
 #define _XOPEN_SOURCE 700 /* mkdtemp */
 
-#include "config.h"
+#include "config/config.h"
 #include "fuzz_target.h"
 
 #include <ctype.h>

@@ -18,7 +18,7 @@
  */
 #include "fuzz_target.h"
 #include "placebench.h"
-#include "strmap.h"
+#include "core/strmap.h"
 
 #include <ctype.h>
 #include <dirent.h>

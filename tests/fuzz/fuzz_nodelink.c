@@ -3,9 +3,9 @@
 #define _XOPEN_SOURCE 700 /* mkdtemp */
 
 #include "fuzz_target.h"
-#include "graph.h"
-#include "nodelink.h"
-#include "strmap.h"
+#include "model/graph.h"
+#include "data/nodelink.h"
+#include "core/strmap.h"
 
 #include <math.h>
 #include <stdio.h>

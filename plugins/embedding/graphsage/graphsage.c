@@ -34,19 +34,30 @@
  */
 #include "sage.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { OPT_OUTPUT = SAGE_N_OPTS, N_OPTS };
 enum { OUTPUT_NODE = 0, OUTPUT_GRAPH = 1 };
 
+typedef struct graphsage_opts {
+    sage_options sage;
+    int output;
+} graphsage_opts;
+
 static const pb_option_def graphsage_options[] = {
-    SAGE_OPTION_DEFS,
-    {"output", PB_OPT_ENUM, "node", 1, 0, "node|graph",
-     "node: each node's 2^(H+1) x d block mean-pooled to one row of d (works with the tri "
-     "readout); graph: the block unpooled as one row of 2^(H+1)*d, the reference's output, "
-     "meant for the placer's readout=graph"},
+    SAGE_OPTION_DEFS(graphsage_opts, sage),
+    {.name = "output",
+     .type = PB_OPT_ENUM,
+     .default_value = "node",
+     .min = 1,
+     .max = 0,
+     .choices = "node|graph",
+     .help = "node: each node's 2^(H+1) x d block mean-pooled to one row of d (works with the tri "
+             "readout); graph: the block unpooled as one row of 2^(H+1)*d, the reference's output, "
+             "meant for the placer's readout=graph",
+     .offset = offsetof(graphsage_opts, output)},
 };
 
 /* Per-graph data: the fixed successor samples. */
@@ -69,11 +80,12 @@ typedef struct graphsage {
 
 static int graphsage_create(const pb_create_args *a, void **instance, pb_error *err)
 {
+    const graphsage_opts *o = a->options;
     graphsage *e = calloc(1, sizeof *e);
     if (!e)
         return pb_errorf(err, "out of memory");
-    sage_config_read(a->opts, &e->cfg);
-    e->output = (int)a->opts[OPT_OUTPUT].i;
+    sage_config_read(&o->sage, &e->cfg);
+    e->output = (int)o->output;
     e->structure_seed = sage_structure_seed(&e->cfg, a->seed);
     pb_rng_seed(&e->param_rng, pb_seed_derive(a->seed, "graphsage/params"));
     pb_rng_seed(&e->pass_rng, pb_seed_derive(a->seed, "graphsage/passes"));
@@ -223,7 +235,8 @@ static const pb_embedding_ops graphsage_ops = {
     .forward_batch = graphsage_forward_batch,
 };
 
-PB_PLUGIN(PB_KIND_EMBEDDING, "graphsage", "1.0",
-          "GraphSAGE over sampled successors (embedding paper reference): per-node pooled or "
-          "the reference's unpooled blocks",
-          graphsage_options, N_OPTS, &graphsage_ops);
+PB_PLUGIN_WITH_OPTIONS(
+    PB_KIND_EMBEDDING, "graphsage", "1.0",
+    "GraphSAGE over sampled successors (embedding paper reference): per-node pooled or "
+    "the reference's unpooled blocks",
+    graphsage_options, graphsage_opts, &graphsage_ops);

@@ -25,27 +25,59 @@
  * seeds[b] in forward_batch (a pure function of parameters, features and seed).  Parameters are
  * named "pgnn/...".
  */
-#include "../graphsage/sage.h"
+#include "sage.h"
 #include "anchors.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { OPT_C = SAGE_N_OPTS, OPT_CUTOFF, OPT_EXPONENT, OPT_ANCHOR_AGG, N_OPTS };
+typedef struct pgnn_opts {
+    sage_options sage;
+    double c;
+    long long cutoff;
+    long long anchor_exponent;
+    int anchor_aggregation;
+} pgnn_opts;
 
 static const pb_option_def pgnn_options[] = {
-    SAGE_OPTION_DEFS,
-    {"c", PB_OPT_DOUBLE, "0.2", 0, 100, NULL,
-     "anchor sets per size class: max(int(c * int(ln n)), 1) (reference --pgnn-c)"},
-    {"cutoff", PB_OPT_INT, "6", 1, 1000, NULL,
-     "largest hop distance from a node to an anchor that counts (reference --pgnn-neigh-cutoff)"},
-    {"anchor_exponent", PB_OPT_INT, "4", 0, 30, NULL,
-     "size class i holds int(n / 2^(i + anchor_exponent)) nodes (reference "
-     "--pgnn-anchor-exponent)"},
-    {"anchor_aggregation", PB_OPT_ENUM, "max", 1, 0, "max|mean",
-     "max: the farthest reachable anchor of each set; mean: all anchors of the set, "
-     "unreachable ones as zeros (reference --pgnn-aggregation)"},
+    SAGE_OPTION_DEFS(pgnn_opts, sage),
+    {.name = "c",
+     .type = PB_OPT_DOUBLE,
+     .default_value = "0.2",
+     .min = 0,
+     .max = 100,
+     .choices = NULL,
+     .help = "anchor sets per size class: max(int(c * int(ln n)), 1) (reference --pgnn-c)",
+     .offset = offsetof(pgnn_opts, c)},
+    {.name = "cutoff",
+     .type = PB_OPT_INT,
+     .default_value = "6",
+     .min = 1,
+     .max = 1000,
+     .choices = NULL,
+     .help = "largest hop distance from a node to an anchor that counts (reference "
+             "--pgnn-neigh-cutoff)",
+     .offset = offsetof(pgnn_opts, cutoff)},
+    {.name = "anchor_exponent",
+     .type = PB_OPT_INT,
+     .default_value = "4",
+     .min = 0,
+     .max = 30,
+     .choices = NULL,
+     .help = "size class i holds int(n / 2^(i + anchor_exponent)) nodes (reference "
+             "--pgnn-anchor-exponent)",
+     .offset = offsetof(pgnn_opts, anchor_exponent)},
+    {.name = "anchor_aggregation",
+     .type = PB_OPT_ENUM,
+     .default_value = "max",
+     .min = 1,
+     .max = 0,
+     .choices = "max|mean",
+     .help = "max: the farthest reachable anchor of each set; mean: all anchors of the set, "
+             "unreachable ones as zeros (reference --pgnn-aggregation)",
+     .offset = offsetof(pgnn_opts, anchor_aggregation)},
 };
 
 /* Per-graph data: the fixed samples, anchor sets and anchor weights. */
@@ -71,14 +103,15 @@ typedef struct pgnn {
 
 static int pgnn_create(const pb_create_args *a, void **instance, pb_error *err)
 {
+    const pgnn_opts *o = a->options;
     pgnn *e = calloc(1, sizeof *e);
     if (!e)
         return pb_errorf(err, "out of memory");
-    sage_config_read(a->opts, &e->cfg);
-    e->c = a->opts[OPT_C].d;
-    e->cutoff = (int)a->opts[OPT_CUTOFF].i;
-    e->exponent = (int)a->opts[OPT_EXPONENT].i;
-    e->aggregation = a->opts[OPT_ANCHOR_AGG].i ? ANCHORS_MEAN : ANCHORS_MAX;
+    sage_config_read(&o->sage, &e->cfg);
+    e->c = o->c;
+    e->cutoff = (int)o->cutoff;
+    e->exponent = (int)o->anchor_exponent;
+    e->aggregation = o->anchor_aggregation ? ANCHORS_MEAN : ANCHORS_MAX;
     e->structure_seed = sage_structure_seed(&e->cfg, a->seed);
     pb_rng_seed(&e->param_rng, pb_seed_derive(a->seed, "pgnn/params"));
     pb_rng_seed(&e->pass_rng, pb_seed_derive(a->seed, "pgnn/passes"));
@@ -282,7 +315,8 @@ static const pb_embedding_ops pgnn_ops = {
     .forward_batch = pgnn_forward_batch,
 };
 
-PB_PLUGIN(PB_KIND_EMBEDDING, "pgnn", "1.0",
-          "position-aware P-GNN (embedding paper reference): GraphSAGE blocks, anchor sets "
-          "and hop distances",
-          pgnn_options, N_OPTS, &pgnn_ops);
+PB_PLUGIN_WITH_OPTIONS(
+    PB_KIND_EMBEDDING, "pgnn", "1.0",
+    "position-aware P-GNN (embedding paper reference): GraphSAGE blocks, anchor sets "
+    "and hop distances",
+    pgnn_options, pgnn_opts, &pgnn_ops);

@@ -20,24 +20,56 @@
 #include "messenger.h"
 #include "placebench.h"
 
+#include <stddef.h>
+
 #include <stdlib.h>
 #include <string.h>
 
-enum { OPT_MESSAGE_PASSING, OPT_ROUNDS, OPT_FEATURE5, OPT_SMALL_NN, N_OPTS };
 enum { GNN_SEQUENTIAL = 0, GNN_RADIAL = 1, GNN_NONE = 2 };
 
+typedef struct gnn_opts {
+    int message_passing;
+    long long rounds;
+    int feature5;
+    int small_nn;
+} gnn_opts;
+
 static const pb_option_def gnn_options[] = {
-    {"message_passing", PB_OPT_ENUM, "sequential", 1, 0, "sequential|radial|none",
-     "sequential: one full-depth pass in topological order and one in reverse ([M/B] "
-     "Messenger, what the embedding and traversal-order papers ran); radial: `rounds` "
-     "synchronous rounds ([A] RadialMessenger); none: the features themselves"},
-    {"rounds", PB_OPT_INT, "8", 1, 64, NULL,
-     "rounds of the radial message passer (k; [A]'s hyperparameters used 8)"},
-    {"feature5", PB_OPT_ENUM, "start-time", 1, 0, "start-time|peak-mem",
-     "5th node feature: the simulated start time ([A] intent; a group starts with its "
-     "earliest op) or the peak memory of the node's device (what [M/B] compute)"},
-    {"small_nn", PB_OPT_BOOL, "false", 1, 0, NULL,
-     "no hidden layers: T = FNN(d, [d], d), f and g = FNN(d, d) (reference --small-nn)"},
+    {.name = "message_passing",
+     .type = PB_OPT_ENUM,
+     .default_value = "sequential",
+     .min = 1,
+     .max = 0,
+     .choices = "sequential|radial|none",
+     .help = "sequential: one full-depth pass in topological order and one in reverse ([M/B] "
+             "Messenger, what the embedding and traversal-order papers ran); radial: `rounds` "
+             "synchronous rounds ([A] RadialMessenger); none: the features themselves",
+     .offset = offsetof(gnn_opts, message_passing)},
+    {.name = "rounds",
+     .type = PB_OPT_INT,
+     .default_value = "8",
+     .min = 1,
+     .max = 64,
+     .choices = NULL,
+     .help = "rounds of the radial message passer (k; [A]'s hyperparameters used 8)",
+     .offset = offsetof(gnn_opts, rounds)},
+    {.name = "feature5",
+     .type = PB_OPT_ENUM,
+     .default_value = "start-time",
+     .min = 1,
+     .max = 0,
+     .choices = "start-time|peak-mem",
+     .help = "5th node feature: the simulated start time ([A] intent; a group starts with its "
+             "earliest op) or the peak memory of the node's device (what [M/B] compute)",
+     .offset = offsetof(gnn_opts, feature5)},
+    {.name = "small_nn",
+     .type = PB_OPT_BOOL,
+     .default_value = "false",
+     .min = 1,
+     .max = 0,
+     .choices = NULL,
+     .help = "no hidden layers: T = FNN(d, [d], d), f and g = FNN(d, d) (reference --small-nn)",
+     .offset = offsetof(gnn_opts, small_nn)},
 };
 
 /* Per-graph data: processing orders and neighbour lists. */
@@ -62,13 +94,14 @@ typedef struct gnn {
 
 static int gnn_create(const pb_create_args *a, void **instance, pb_error *err)
 {
+    const gnn_opts *o = a->options;
     gnn *e = calloc(1, sizeof *e);
     if (!e)
         return pb_errorf(err, "out of memory");
-    e->mode = (int)a->opts[OPT_MESSAGE_PASSING].i;
-    e->rounds = (int)a->opts[OPT_ROUNDS].i;
-    e->feature5 = a->opts[OPT_FEATURE5].i ? PB_FEATURE5_PEAK_MEM : PB_FEATURE5_START_TIME;
-    e->small_nn = (int)a->opts[OPT_SMALL_NN].i;
+    e->mode = (int)o->message_passing;
+    e->rounds = (int)o->rounds;
+    e->feature5 = o->feature5 ? PB_FEATURE5_PEAK_MEM : PB_FEATURE5_START_TIME;
+    e->small_nn = (int)o->small_nn;
     pb_rng_seed(&e->rng, a->seed);
     *instance = e;
     return PB_OK;
@@ -295,6 +328,7 @@ static const pb_embedding_ops gnn_ops = {
     .forward_batch = gnn_forward_batch,
 };
 
-PB_PLUGIN(PB_KIND_EMBEDDING, "placeto-gnn", "1.0",
-          "Placeto's graph embedding: node features and the sequential or radial message passer",
-          gnn_options, N_OPTS, &gnn_ops);
+PB_PLUGIN_WITH_OPTIONS(
+    PB_KIND_EMBEDDING, "placeto-gnn", "1.0",
+    "Placeto's graph embedding: node features and the sequential or radial message passer",
+    gnn_options, gnn_opts, &gnn_ops);

@@ -46,70 +46,186 @@
 #include <string.h>
 #include <time.h>
 
-enum {
-    OPT_EPISODES,
-    OPT_STEPS,
-    OPT_REWARD,
-    OPT_LOG_RUNTIME,
-    OPT_DISC,
-    OPT_LR,
-    OPT_ENTROPY,
-    OPT_CLIP,
-    OPT_BL_ROUNDS,
-    OPT_EVAL_FREQ,
-    OPT_INIT,
-    OPT_MEM_PENALTY,
-    OPT_MAX_MEM,
-    OPT_READOUT,
-    OPT_SMALL_NN,
-    OPT_BATCH,
-    OPT_RESIMULATE,
-    OPT_BEST_FROM,
-    N_OPTS
-};
 enum { INIT_BEST = 0, INIT_ZERO = 1, INIT_RANDOM = 2, INIT_VARY = 3 };
 
+typedef struct placeto_opts {
+    long long episodes;
+    long long steps;
+    int reward;
+    int log_runtime;
+    double disc;
+    double lr;
+    double entropy;
+    double clip;
+    long long bl_rounds;
+    long long eval_freq;
+    int init;
+    double mem_penalty;
+    double max_mem_gb;
+    int readout;
+    int small_nn;
+    long long batch;
+    int resimulate;
+    int best_from;
+} placeto_opts;
+
 static const pb_option_def placeto_options[] = {
-    {"episodes", PB_OPT_INT, "20", 1, 1e9, NULL,
-     "training episodes (the experiment's episodes budget wins; a sim_calls budget gives "
-     "sim_calls / (steps + 1) episodes)"},
-    {"steps", PB_OPT_INT, "0", 0, 1e9, NULL,
-     "steps per episode (max_rnds); 0 = one per node, visiting nodes[t % n]"},
-    {"reward", PB_OPT_ENUM, "intended", 1, 0, "intended|forks",
-     "intended: r_t = x_t - x_{t+1} ([A]); forks: x_{t+1} - x_t as the [M/B] code computes"},
-    {"log_runtime", PB_OPT_BOOL, "true", 1, 0, NULL,
-     "rewards on ln(run time in seconds) ([M/B] configs: on)"},
-    {"disc", PB_OPT_DOUBLE, "1", 0, 1, NULL, "discount factor of the returns"},
-    {"lr", PB_OPT_DOUBLE, "0.001", 0, 10, NULL, "Adam learning rate (constant, reference 1e-3)"},
-    {"entropy", PB_OPT_DOUBLE, "1", 0, 1e6, NULL, "entropy weight (reference ent_dec 1.0)"},
-    {"clip", PB_OPT_DOUBLE, "1.25", 0, 1e12, NULL,
-     "global gradient-norm bound (reference 1.25); 0 = no clipping"},
-    {"bl_rounds", PB_OPT_INT, "1000", 1, 1e6, NULL,
-     "training episodes the turn-based baseline averages over (bl_n_rnds; [A] suggested 10)"},
-    {"eval_freq", PB_OPT_INT, "5", 1, 1e9, NULL,
-     "episodes with ep % eval_freq == 0 are greedy and do not learn ([M/B] configs: 5)"},
-    {"init", PB_OPT_ENUM, "best", 1, 0, "best|zero|random|vary",
-     "initial placement: best = best so far, starting all on device 0 ([M/B] init_best_pl); "
-     "zero = all on device 0; random = one random placement; vary = a new one per episode"},
-    {"mem_penalty", PB_OPT_DOUBLE, "0", 0, 1e12, NULL,
-     "reward penalty per GB of peak memory above max_mem_gb ([A] suggested 2); 0 = off"},
-    {"max_mem_gb", PB_OPT_DOUBLE, "11", 0, 1e12, NULL,
-     "device memory (GB) above which the memory penalty applies"},
-    {"readout", PB_OPT_ENUM, "tri", 1, 0, "tri|graph",
-     "policy input: tri = ancestors / descendants / peers aggregation plus the node (tri_agg, "
-     "Placeto); graph = one sum over all nodes (the reference's agg_msgs path)"},
-    {"small_nn", PB_OPT_BOOL, "false", 1, 0, NULL,
-     "no hidden layers in the readout aggregators, one in the classifier (--small-nn)"},
-    {"batch", PB_OPT_INT, "4", 1, 4096, NULL,
-     "steps whose forward passes are recomputed together for the gradient (speed and memory; "
-     "the gradient's float rounding depends on it)"},
-    {"resimulate", PB_OPT_ENUM, "changed", 1, 0, "changed|always",
-     "changed: a step that leaves its node on the device it was on reuses the previous "
-     "simulation (the simulator is deterministic, so nothing else changes; fewer simulator "
-     "calls); always: steps + 1 calls per episode, as the reference"},
-    {"best_from", PB_OPT_ENUM, "all", 1, 0, "all|training",
-     "placement returned: the best of all episodes (the reference's best-placement file also "
-     "keeps eval episodes'), or of training episodes only (its best-so-far log)"},
+    {.name = "episodes",
+     .type = PB_OPT_INT,
+     .default_value = "20",
+     .min = 1,
+     .max = 1e9,
+     .choices = NULL,
+     .help = "training episodes (the experiment's episodes budget wins; a sim_calls budget gives "
+             "sim_calls / (steps + 1) episodes)",
+     .offset = offsetof(placeto_opts, episodes)},
+    {.name = "steps",
+     .type = PB_OPT_INT,
+     .default_value = "0",
+     .min = 0,
+     .max = 1e9,
+     .choices = NULL,
+     .help = "steps per episode (max_rnds); 0 = one per node, visiting nodes[t % n]",
+     .offset = offsetof(placeto_opts, steps)},
+    {.name = "reward",
+     .type = PB_OPT_ENUM,
+     .default_value = "intended",
+     .min = 1,
+     .max = 0,
+     .choices = "intended|forks",
+     .help = "intended: r_t = x_t - x_{t+1} ([A]); forks: x_{t+1} - x_t as the [M/B] code computes",
+     .offset = offsetof(placeto_opts, reward)},
+    {.name = "log_runtime",
+     .type = PB_OPT_BOOL,
+     .default_value = "true",
+     .min = 1,
+     .max = 0,
+     .choices = NULL,
+     .help = "rewards on ln(run time in seconds) ([M/B] configs: on)",
+     .offset = offsetof(placeto_opts, log_runtime)},
+    {.name = "disc",
+     .type = PB_OPT_DOUBLE,
+     .default_value = "1",
+     .min = 0,
+     .max = 1,
+     .choices = NULL,
+     .help = "discount factor of the returns",
+     .offset = offsetof(placeto_opts, disc)},
+    {.name = "lr",
+     .type = PB_OPT_DOUBLE,
+     .default_value = "0.001",
+     .min = 0,
+     .max = 10,
+     .choices = NULL,
+     .help = "Adam learning rate (constant, reference 1e-3)",
+     .offset = offsetof(placeto_opts, lr)},
+    {.name = "entropy",
+     .type = PB_OPT_DOUBLE,
+     .default_value = "1",
+     .min = 0,
+     .max = 1e6,
+     .choices = NULL,
+     .help = "entropy weight (reference ent_dec 1.0)",
+     .offset = offsetof(placeto_opts, entropy)},
+    {.name = "clip",
+     .type = PB_OPT_DOUBLE,
+     .default_value = "1.25",
+     .min = 0,
+     .max = 1e12,
+     .choices = NULL,
+     .help = "global gradient-norm bound (reference 1.25); 0 = no clipping",
+     .offset = offsetof(placeto_opts, clip)},
+    {.name = "bl_rounds",
+     .type = PB_OPT_INT,
+     .default_value = "1000",
+     .min = 1,
+     .max = 1e6,
+     .choices = NULL,
+     .help =
+         "training episodes the turn-based baseline averages over (bl_n_rnds; [A] suggested 10)",
+     .offset = offsetof(placeto_opts, bl_rounds)},
+    {.name = "eval_freq",
+     .type = PB_OPT_INT,
+     .default_value = "5",
+     .min = 1,
+     .max = 1e9,
+     .choices = NULL,
+     .help = "episodes with ep % eval_freq == 0 are greedy and do not learn ([M/B] configs: 5)",
+     .offset = offsetof(placeto_opts, eval_freq)},
+    {.name = "init",
+     .type = PB_OPT_ENUM,
+     .default_value = "best",
+     .min = 1,
+     .max = 0,
+     .choices = "best|zero|random|vary",
+     .help =
+         "initial placement: best = best so far, starting all on device 0 ([M/B] init_best_pl); "
+         "zero = all on device 0; random = one random placement; vary = a new one per episode",
+     .offset = offsetof(placeto_opts, init)},
+    {.name = "mem_penalty",
+     .type = PB_OPT_DOUBLE,
+     .default_value = "0",
+     .min = 0,
+     .max = 1e12,
+     .choices = NULL,
+     .help = "reward penalty per GB of peak memory above max_mem_gb ([A] suggested 2); 0 = off",
+     .offset = offsetof(placeto_opts, mem_penalty)},
+    {.name = "max_mem_gb",
+     .type = PB_OPT_DOUBLE,
+     .default_value = "11",
+     .min = 0,
+     .max = 1e12,
+     .choices = NULL,
+     .help = "device memory (GB) above which the memory penalty applies",
+     .offset = offsetof(placeto_opts, max_mem_gb)},
+    {.name = "readout",
+     .type = PB_OPT_ENUM,
+     .default_value = "tri",
+     .min = 1,
+     .max = 0,
+     .choices = "tri|graph",
+     .help =
+         "policy input: tri = ancestors / descendants / peers aggregation plus the node (tri_agg, "
+         "Placeto); graph = one sum over all nodes (the reference's agg_msgs path)",
+     .offset = offsetof(placeto_opts, readout)},
+    {.name = "small_nn",
+     .type = PB_OPT_BOOL,
+     .default_value = "false",
+     .min = 1,
+     .max = 0,
+     .choices = NULL,
+     .help = "no hidden layers in the readout aggregators, one in the classifier (--small-nn)",
+     .offset = offsetof(placeto_opts, small_nn)},
+    {.name = "batch",
+     .type = PB_OPT_INT,
+     .default_value = "4",
+     .min = 1,
+     .max = 4096,
+     .choices = NULL,
+     .help =
+         "steps whose forward passes are recomputed together for the gradient (speed and memory; "
+         "the gradient's float rounding depends on it)",
+     .offset = offsetof(placeto_opts, batch)},
+    {.name = "resimulate",
+     .type = PB_OPT_ENUM,
+     .default_value = "changed",
+     .min = 1,
+     .max = 0,
+     .choices = "changed|always",
+     .help = "changed: a step that leaves its node on the device it was on reuses the previous "
+             "simulation (the simulator is deterministic, so nothing else changes; fewer simulator "
+             "calls); always: steps + 1 calls per episode, as the reference",
+     .offset = offsetof(placeto_opts, resimulate)},
+    {.name = "best_from",
+     .type = PB_OPT_ENUM,
+     .default_value = "all",
+     .min = 1,
+     .max = 0,
+     .choices = "all|training",
+     .help =
+         "placement returned: the best of all episodes (the reference's best-placement file also "
+         "keeps eval episodes'), or of training episodes only (its best-so-far log)",
+     .offset = offsetof(placeto_opts, best_from)},
 };
 
 typedef struct placeto {
@@ -129,26 +245,26 @@ static int placeto_create(const pb_create_args *a, void **instance, pb_error *er
     placeto *pl = calloc(1, sizeof *pl);
     if (!pl)
         return pb_errorf(err, "out of memory");
-    const pb_value *o = a->opts;
-    pl->episodes = (int)o[OPT_EPISODES].i;
-    pl->steps = (int)o[OPT_STEPS].i;
-    pl->rc.sign = o[OPT_REWARD].i ? REINFORCE_SIGN_FORKS : REINFORCE_SIGN_INTENDED;
-    pl->rc.log_runtime = (int)o[OPT_LOG_RUNTIME].i;
-    pl->rc.disc = o[OPT_DISC].d;
-    pl->rc.mem_penalty = o[OPT_MEM_PENALTY].d;
-    pl->rc.max_mem_gb = o[OPT_MAX_MEM].d;
+    const placeto_opts *o = a->options;
+    pl->episodes = (int)o->episodes;
+    pl->steps = (int)o->steps;
+    pl->rc.sign = o->reward ? REINFORCE_SIGN_FORKS : REINFORCE_SIGN_INTENDED;
+    pl->rc.log_runtime = (int)o->log_runtime;
+    pl->rc.disc = o->disc;
+    pl->rc.mem_penalty = o->mem_penalty;
+    pl->rc.max_mem_gb = o->max_mem_gb;
     pl->rc.max_penalized = 10;
-    pl->lr = o[OPT_LR].d;
-    pl->entropy = o[OPT_ENTROPY].d;
-    pl->clip = o[OPT_CLIP].d;
-    pl->bl_rounds = (int)o[OPT_BL_ROUNDS].i;
-    pl->eval_freq = (int)o[OPT_EVAL_FREQ].i;
-    pl->init = (int)o[OPT_INIT].i;
-    pl->readout = o[OPT_READOUT].i ? POLICY_READOUT_GRAPH : POLICY_READOUT_TRI;
-    pl->small_nn = (int)o[OPT_SMALL_NN].i;
-    pl->batch = (int)o[OPT_BATCH].i;
-    pl->always_simulate = (int)o[OPT_RESIMULATE].i;
-    pl->best_training_only = (int)o[OPT_BEST_FROM].i;
+    pl->lr = o->lr;
+    pl->entropy = o->entropy;
+    pl->clip = o->clip;
+    pl->bl_rounds = (int)o->bl_rounds;
+    pl->eval_freq = (int)o->eval_freq;
+    pl->init = (int)o->init;
+    pl->readout = o->readout ? POLICY_READOUT_GRAPH : POLICY_READOUT_TRI;
+    pl->small_nn = (int)o->small_nn;
+    pl->batch = (int)o->batch;
+    pl->always_simulate = (int)o->resimulate;
+    pl->best_training_only = (int)o->best_from;
     pl->seed = a->seed;
     pb_rng_seed(&pl->rng, pb_seed_derive(a->seed, "actions"));
     pl->host = a->host;
@@ -263,7 +379,7 @@ static int placeto_alloc(placeto_run *r, pb_error *err)
 static int placeto_network(placeto_run *r, pb_error *err)
 {
     placeto *pl = r->pl;
-    const pb_embedding_ref *e = &r->p->embedding;
+    const pb_embedding_ref *e = r->p->embedding;
     r->eops = e->ops;
     r->einst = e->instance;
     r->has_features = placeto_emb_has(e->ops, offsetof(pb_embedding_ops, features));
@@ -305,7 +421,7 @@ static int placeto_run_init(placeto_run *r, placeto *pl, const pb_problem *p, pb
     r->steps = pl->steps > 0 ? pl->steps : r->n;
     r->batch = pl->batch;
     r->t0 = placeto_seconds();
-    if (!p->embedding.ops)
+    if (!p->embedding || !p->embedding->ops)
         return pb_errorf(err, "placer 'placeto' needs an embedding (e.g. embedding = "
                               "\"placeto-gnn\")");
     if (r->n < 1 || r->nd < 1)
@@ -374,7 +490,7 @@ static int placeto_logits(placeto_run *r, int record, const float *feats, int ba
         return PB_ERR;
     if (!h || h->cols != r->edim || h->rows != batch * r->n)
         return pb_errorf(err, "embedding '%s' returned %dx%d node embeddings, expected %dx%d",
-                         r->p->embedding.name, h ? h->rows : 0, h ? h->cols : 0, batch * r->n,
+                         r->p->embedding->name, h ? h->rows : 0, h ? h->cols : 0, batch * r->n,
                          r->edim);
     *logits = policy_logits(r->tape, r->params, &r->pol, &r->pg, h, batch, cur);
     return pb_nn_tape_status(r->tape, err);
@@ -505,7 +621,7 @@ static void placeto_after_episode(placeto_run *r, int ep, int greedy)
 
 static int placeto_episode_count(const placeto_run *r)
 {
-    const pb_budget *b = &r->p->budget;
+    const pb_budget *b = r->p->budget;
     if (b->episodes > 0)
         return b->episodes;
     if (b->sim_calls > 0) {
@@ -519,7 +635,7 @@ static int placeto_stop(const placeto_run *r)
 {
     if (r->host->deadline_passed && r->host->deadline_passed(r->host->ctx))
         return 1;
-    return r->p->budget.wall_s > 0 && placeto_seconds() - r->t0 >= r->p->budget.wall_s;
+    return r->p->budget->wall_s > 0 && placeto_seconds() - r->t0 >= r->p->budget->wall_s;
 }
 
 static int placeto_loop(placeto_run *r, double *initial_us, pb_error *err)
@@ -591,6 +707,7 @@ static const pb_placer_ops placeto_ops = {
     .uses = PB_USES_EMBEDDING | PB_USES_TRAVERSAL,
 };
 
-PB_PLUGIN(PB_KIND_PLACER, "placeto", "1.0",
-          "Placeto: progressive REINFORCE placement with a graph embedding (Addanki et al.)",
-          placeto_options, N_OPTS, &placeto_ops);
+PB_PLUGIN_WITH_OPTIONS(
+    PB_KIND_PLACER, "placeto", "1.0",
+    "Placeto: progressive REINFORCE placement with a graph embedding (Addanki et al.)",
+    placeto_options, placeto_opts, &placeto_ops);

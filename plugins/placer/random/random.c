@@ -1,17 +1,34 @@
 /* random.c — baseline placer: uniform random placements, keep the best (random search). */
 #include "placebench.h"
 
+#include <stddef.h>
+
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-enum { OPT_SIM_CALLS, OPT_REPORT_EVERY };
+typedef struct random_opts {
+    long long sim_calls;
+    long long report_every;
+} random_opts;
 
 static const pb_option_def random_options[] = {
-    {"sim_calls", PB_OPT_INT, "1000", 1, 1e9, NULL,
-     "random placements to evaluate (the experiment's sim_calls budget, when set, wins)"},
-    {"report_every", PB_OPT_INT, "0", 0, 1e9, NULL,
-     "placements per learning-curve point; 0 = sim_calls/50 (at least 1)"},
+    {.name = "sim_calls",
+     .type = PB_OPT_INT,
+     .default_value = "1000",
+     .min = 1,
+     .max = 1e9,
+     .choices = NULL,
+     .help = "random placements to evaluate (the experiment's sim_calls budget, when set, wins)",
+     .offset = offsetof(random_opts, sim_calls)},
+    {.name = "report_every",
+     .type = PB_OPT_INT,
+     .default_value = "0",
+     .min = 0,
+     .max = 1e9,
+     .choices = NULL,
+     .help = "placements per learning-curve point; 0 = sim_calls/50 (at least 1)",
+     .offset = offsetof(random_opts, report_every)},
 };
 
 typedef struct random_placer {
@@ -22,11 +39,12 @@ typedef struct random_placer {
 
 static int random_create(const pb_create_args *a, void **instance, pb_error *err)
 {
+    const random_opts *o = a->options;
     random_placer *r = calloc(1, sizeof *r);
     if (!r)
         return pb_errorf(err, "out of memory");
-    r->sim_calls = a->opts[OPT_SIM_CALLS].i;
-    r->report_every = a->opts[OPT_REPORT_EVERY].i;
+    r->sim_calls = o->sim_calls;
+    r->report_every = o->report_every;
     r->host = a->host;
     pb_rng_seed(&r->rng, a->seed);
     *instance = r;
@@ -50,7 +68,7 @@ static int random_place(void *instance, const pb_problem *p, pb_strategy *best, 
 {
     random_placer *r = instance;
     int n = p->graph->n_nodes, d = p->cluster->n_devices;
-    long long calls = p->budget.sim_calls > 0 ? p->budget.sim_calls : r->sim_calls;
+    long long calls = p->budget->sim_calls > 0 ? p->budget->sim_calls : r->sim_calls;
     long long every = r->report_every > 0 ? r->report_every : (calls / 50 > 0 ? calls / 50 : 1);
     int *cand = malloc((size_t)n * sizeof(int));
     if (!cand)
@@ -89,6 +107,6 @@ static const pb_placer_ops random_ops = {
     sizeof(pb_placer_ops), random_create, random_destroy, random_place, NULL, NULL, NULL, 0,
 };
 
-PB_PLUGIN(PB_KIND_PLACER, "random", "1.0",
-          "random search: uniform random placements, the best one kept (baseline)", random_options,
-          2, &random_ops);
+PB_PLUGIN_WITH_OPTIONS(PB_KIND_PLACER, "random", "1.0",
+                       "random search: uniform random placements, the best one kept (baseline)",
+                       random_options, random_opts, &random_ops);

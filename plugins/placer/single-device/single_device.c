@@ -1,12 +1,23 @@
 /* single_device.c — baseline placer: every node on one device (the papers' initial placement). */
 #include "placebench.h"
 
+#include <stddef.h>
+
 #include <stdlib.h>
 
-enum { OPT_DEVICE };
+typedef struct single_opts {
+    long long device;
+} single_opts;
 
 static const pb_option_def single_options[] = {
-    {"device", PB_OPT_INT, "0", 0, 4095, NULL, "device index that receives every node"},
+    {.name = "device",
+     .type = PB_OPT_INT,
+     .default_value = "0",
+     .min = 0,
+     .max = 4095,
+     .choices = NULL,
+     .help = "device index that receives every node",
+     .offset = offsetof(single_opts, device)},
 };
 
 typedef struct single_placer {
@@ -16,10 +27,11 @@ typedef struct single_placer {
 
 static int single_create(const pb_create_args *a, void **instance, pb_error *err)
 {
+    const single_opts *o = a->options;
     single_placer *s = calloc(1, sizeof *s);
     if (!s)
         return pb_errorf(err, "out of memory");
-    s->device = (int)a->opts[OPT_DEVICE].i;
+    s->device = (int)o->device;
     s->host = a->host;
     *instance = s;
     return PB_OK;
@@ -52,5 +64,6 @@ static const pb_placer_ops single_ops = {
     sizeof(pb_placer_ops), single_create, single_destroy, single_place, NULL, NULL, NULL, 0,
 };
 
-PB_PLUGIN(PB_KIND_PLACER, "single-device", "1.0", "every node on one device (baseline)",
-          single_options, 1, &single_ops);
+PB_PLUGIN_WITH_OPTIONS(PB_KIND_PLACER, "single-device", "1.0",
+                       "every node on one device (baseline)", single_options, single_opts,
+                       &single_ops);

@@ -1079,7 +1079,7 @@ static int placeto_prepare(void *instance, const pb_graph *g, const pb_cluster *
     for (int k = 0; k < p->n_ports; k++)
         p->port_delay[k] = g->port_bytes[k] / c->transfer_speed;
     for (int d = 0; d < p->n_devices; d++)
-        p->mem_limit[d] = c->types[c->device_type[d]].memory_bytes;
+        p->mem_limit[d] = pb_cluster_type(c, c->device_type[d])->memory_bytes;
     if (placeto_resource_keys(p) || placeto_edge_keys(p, g)) {
         placeto_release(p);
         return pb_errorf(err, "placeto simulator: out of memory for graph '%s'", g->name);

@@ -1,4 +1,4 @@
--- Builds its experiment from a file included from a subfolder (tests/unit/test_config.c).
+-- Builds its experiment from a file included from a subfolder (tests/unit/config/test_config.c).
 local common = include("parts/common.lua")
 return experiment {
   datasets = common.datasets,

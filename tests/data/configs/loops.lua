@@ -1,4 +1,4 @@
--- Sweep lists built by Lua code, and a text-only load (tests/unit/test_config.c).
+-- Sweep lists built by Lua code, and a text-only load (tests/unit/config/test_config.c).
 local devices = {}
 for n = 2, 8, 2 do
   devices[#devices + 1] = n

@@ -1,4 +1,4 @@
--- Profiles override top-level fields when selected (tests/unit/test_config.c).
+-- Profiles override top-level fields when selected (tests/unit/config/test_config.c).
 return experiment {
   datasets = "graphs/tiny.json",
   devices = { 2, 3, 4 },

@@ -1,4 +1,4 @@
--- No seed: the default seed 1 seeds math.random (tests/unit/test_config.c).
+-- No seed: the default seed 1 seeds math.random (tests/unit/config/test_config.c).
 return experiment {
   episodes = math.random(1, 1000000),
   sim_calls = math.random(1, 1000000),

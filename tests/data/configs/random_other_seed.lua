@@ -1,4 +1,4 @@
--- random_seeded.lua with another seed: the draws must differ (tests/unit/test_config.c).
+-- random_seeded.lua with another seed: the draws must differ (tests/unit/config/test_config.c).
 return experiment {
   seed = 54321,
   episodes = math.random(1, 1000000),

@@ -1,4 +1,4 @@
--- math.random is seeded with the experiment seed: budgets drawn from it (tests/unit/test_config.c).
+-- math.random is seeded with the experiment seed: budgets drawn from it (tests/unit/config/test_config.c).
 return experiment {
   seed = 12345,
   episodes = math.random(1, 1000000),

@@ -1,4 +1,4 @@
--- A sweep with every kind of axis, for tests/unit/test_config.c (line numbers are checked there).
+-- A sweep with every kind of axis, for tests/unit/config/test_config.c (line numbers are checked there).
 local budget = 500
 
 return experiment {

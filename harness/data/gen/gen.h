@@ -1,0 +1,234 @@
+/* gen.h — dataset generators (cifar10, ptb, nmt) and the op-emission machinery they share. */
+#ifndef PB_GEN_H
+#define PB_GEN_H
+
+#include "placebench.h"
+#include "core/strmap.h"
+
+/*
+ * The families.  Each generator builds a TensorFlow-like TRAINING graph (forward ops, gradient ops
+ * mirroring them in reverse dependency order, optimizer update ops) from a model structure, with
+ * hierarchical op names, costs from the roofline model below and a grouping; see gen_cifar10.c,
+ * gen_ptb.c and gen_nmt.c for what each family is built from.
+ *
+ * The backward pass follows tf.gradients: gradient ops named "gradients/<op>_grad/<Type>", the
+ * gradients an op sends to two or more inputs gated by a "tuple" (GATE_OP, the optimizers'
+ * default), several contributions to one tensor summed by an AddN (or, for a variable inside an
+ * unrolled tf.while_loop, accumulated step by step, see gen_ctx.loop_accumulate).  Only tensors
+ * that depend on a trainable variable get gradients.  The updates are the step's sinks: the
+ * NoOp that tf.group adds on top of them only collects control edges and is not emitted.
+ *
+ * Grouping (the same rule in every family, applied through name scopes):
+ *   - every forward op belongs to the group of the innermost enclosing scope opened with
+ *     GEN_GROUP (a layer, an RNN cell step, a branch of a conv cell);
+ *   - a variable and its read op belong to the group of the scope that creates them;
+ *   - the gradient ops of a forward op, and the AddN that sums the gradient of one of its
+ *     outputs, belong to "gradients/<group of the forward op>";
+ *   - the update ops of a variable (slots and Apply*) belong to "gradients/<group of the variable>"
+ *     when gradients go straight to the optimizer, or to "<Optimizer>/update_<group>" when they
+ *     pass through gradient clipping first (clipping is one "clip_by_global_norm" group).
+ * A forward op and its gradient ops are not colocated: the forward op feeds later forward ops
+ * whose gradients flow back into its gradient ops, so one group would be a cycle.  Forward groups
+ * form a DAG when every GEN_GROUP scope is convex (nothing leaves it and comes back), gradient
+ * groups mirror them, and edges only go forward -> gradients -> clipping -> updates, so the grouped
+ * graph is acyclic by construction; graph_build checks it anyway.
+ */
+
+/* Paper's Table I (traversal-order paper) for a family: averages over its 32 grouped graphs. */
+typedef struct gen_paper_stats {
+    double nodes, edges, longest_path;
+    int longest_min, longest_max;
+} gen_paper_stats;
+
+typedef struct gen_family {
+    const char *name;
+    const char *description;
+    /* Builds graph `index` with RNG seed `seed`; the graph is named `name` (copied). */
+    int (*generate)(uint64_t seed, int index, const char *name, pb_graph **out, pb_error *err);
+    int has_paper_stats;
+    gen_paper_stats paper;
+} gen_family;
+
+/* The families in a fixed order; NULL past the end / for an unknown name. */
+const gen_family *gen_family_at(int i);
+const gen_family *gen_family_find(const char *name);
+
+/*
+ * Graph `index` of a family: seed = pb_seed_derive(family_seed, decimal index), name
+ * "<family>/<NN>".  *out is caller-owned (graph_free).
+ */
+int gen_graph(const gen_family *f, uint64_t family_seed, int index, pb_graph **out, pb_error *err);
+
+/* A size parameter for graph `index`, spread evenly over [lo, hi] across consecutive indices (a
+ * golden-ratio low-discrepancy sequence), so any 32 consecutive graphs cover the range. */
+int gen_spread(int index, int lo, int hi);
+
+/* ------------------------------------------------------------------ roofline model of a K80 */
+
+/*
+ * One GK210 die of a Tesla K80 (the Placeto measurements ran on K80s): 2.8e12 fp32 FLOP/s at
+ * base clock (the board's 5.6 TFLOPS over its two dies), 240e9 B/s of GDDR5 bandwidth (480 GB/s
+ * per board), and 5 µs per kernel (launch plus TensorFlow executor overhead, the order measured
+ * for small ops on Kepler).  Bookkeeping ops without a kernel (VariableV2, the Identity that reads
+ * a variable, NoOp, Const, IteratorGetNext) cost 1 µs.
+ */
+#define GEN_K80_PEAK_FLOPS 2.8e12
+#define GEN_K80_MEM_BW 240e9
+#define GEN_K80_LAUNCH_US 5.0
+#define GEN_HOST_OP_US 1.0
+
+/* Roofline time in µs of a kernel doing `flops` and moving `bytes`. */
+double gen_roofline_us(double flops, double bytes);
+
+/* ------------------------------------------------------------------ shapes and tensors */
+
+#define GEN_MAX_PORTS 4
+
+typedef struct gen_shape {
+    int rank;
+    long long d[4];
+} gen_shape;
+
+gen_shape gen_shape0(void);
+gen_shape gen_shape1(long long a);
+gen_shape gen_shape2(long long a, long long b);
+gen_shape gen_shape4(long long a, long long b, long long c, long long d);
+double gen_shape_elems(gen_shape s);
+/* 4 bytes per element (float32 values and int32 indices alike). */
+double gen_shape_bytes(gen_shape s);
+
+/* An output of an op: op index and port; op < 0 means "none". */
+typedef struct gen_tensor {
+    int op;
+    int port;
+} gen_tensor;
+
+#define GEN_NONE ((gen_tensor){-1, 0})
+
+/* How the backward pass differentiates an op (see gen_common.c, gen_grad_emit). */
+typedef enum gen_grad {
+    GEN_GRAD_NONE = 0, /* not differentiated (data, constants, loss bookkeeping) */
+    GEN_GRAD_READ,     /* variable read: its gradient goes to the optimizer */
+    GEN_GRAD_IDENTITY, /* gradient passes through to every input */
+    GEN_GRAD_CONV2D,
+    GEN_GRAD_DEPTHWISE,
+    GEN_GRAD_MATMUL,
+    GEN_GRAD_BIASADD,
+    GEN_GRAD_RELU,
+    GEN_GRAD_TANH,
+    GEN_GRAD_SIGMOID,
+    GEN_GRAD_BATCHNORM,
+    GEN_GRAD_SUB,
+    GEN_GRAD_MUL,
+    GEN_GRAD_MAXPOOL,
+    GEN_GRAD_AVGPOOL,
+    GEN_GRAD_CONCAT,
+    GEN_GRAD_SPLIT,
+    GEN_GRAD_MEAN,
+    GEN_GRAD_GATHER,
+    GEN_GRAD_XENT,
+    GEN_GRAD_SOFTMAX,
+    GEN_GRAD_RESHAPE,
+    GEN_GRAD_SLICE,    /* StridedSlice: StridedSliceGrad scatters dy into the input's shape */
+    GEN_GRAD_TA_WRITE, /* TensorArrayWriteV3(value, flow): value's gradient is read from the
+                          gradient array, the flow's passes to the previous write */
+    GEN_GRAD_TA_GATHER /* TensorArrayGatherV3(flow): the gradient is scattered into an array */
+} gen_grad;
+
+typedef enum gen_optimizer {
+    GEN_OPT_SGD = 0, /* ApplyGradientDescent */
+    GEN_OPT_MOMENTUM = 1,
+    GEN_OPT_ADAM = 2
+} gen_optimizer;
+
+enum { GEN_SCOPE = 0, GEN_GROUP = 1 };
+
+typedef struct gen_op gen_op; /* defined in gen_common.c */
+
+/*
+ * The state of one graph under construction.  Errors are sticky: the first failure is recorded
+ * in `err`, later emission calls return GEN_NONE and do nothing, and gen_finish reports it; so
+ * generators can emit a whole model and check once.
+ */
+typedef struct gen_ctx {
+    pb_rng rng;
+    int batch;
+    gen_op *ops;
+    int n_ops, cap_ops;
+    char scope[512];
+    int scope_len[32], group_len[32], depth;
+    char group[512];
+    strmap names; /* op name -> next "_N" suffix, for TF-style unique names */
+    /* Non-zero: the model runs its recurrence in a tf.while_loop (dynamic_rnn) that is unrolled
+     * here, so a variable's gradient is accumulated iteration by iteration instead of by one
+     * AddN over all its uses. */
+    int loop_accumulate;
+    int failed;
+    pb_error err;
+} gen_ctx;
+
+/* Starts a graph with the given batch size, RNG seeded from `seed`. */
+void gen_init(gen_ctx *g, uint64_t seed, int batch);
+/* Frees everything (also after gen_finish). */
+void gen_free(gen_ctx *g);
+
+/* Opens a name scope (printf-style name); with GEN_GROUP the scope also starts a group. */
+void gen_push(gen_ctx *g, int kind, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+void gen_pop(gen_ctx *g);
+
+/* Emits a kernel op in the current scope: name `base` (made unique), type, gradient rule, inputs,
+ * output shapes and FLOPs; bytes moved are the inputs' plus the outputs' sizes.  Returns port 0. */
+gen_tensor gen_op_emit(gen_ctx *g, const char *type, const char *base, int grad,
+                       const gen_tensor *in, int n_in, const gen_shape *out, int n_out,
+                       double flops);
+/* Shape of a tensor. */
+gen_shape gen_shape_of(const gen_ctx *g, gen_tensor t);
+gen_tensor gen_port(gen_tensor t, int port);
+
+/* Layer helpers (TensorFlow op types and names).  All read/write NHWC float32 tensors. */
+/* A source op without a kernel (IteratorGetNext, a non-trainable VariableV2, ...). */
+gen_tensor gen_source(gen_ctx *g, const char *type, const char *name, const gen_shape *out,
+                      int n_out);
+gen_tensor gen_variable(gen_ctx *g, const char *name, gen_shape shape);
+gen_tensor gen_const(gen_ctx *g, const char *name, gen_shape shape);
+gen_tensor gen_conv2d(gen_ctx *g, gen_tensor x, int kh, int kw, int cout, int stride);
+gen_tensor gen_depthwise(gen_ctx *g, gen_tensor x, int k, int stride);
+gen_tensor gen_batchnorm(gen_ctx *g, gen_tensor x);
+gen_tensor gen_unary(gen_ctx *g, const char *type, gen_tensor x); /* Relu, Tanh, Sigmoid */
+gen_tensor gen_binary(gen_ctx *g, const char *type, gen_tensor a, gen_tensor b); /* Add/Sub/Mul */
+gen_tensor gen_add_n(gen_ctx *g, const gen_tensor *x, int n);
+gen_tensor gen_pool(gen_ctx *g, const char *type, gen_tensor x, int k, int stride, int valid);
+/* Concatenates along the last axis. */
+gen_tensor gen_concat(gen_ctx *g, const gen_tensor *x, int n);
+/* Splits x along its last axis into n equal parts: one op with n ports (n <= GEN_MAX_PORTS). */
+gen_tensor gen_split(gen_ctx *g, gen_tensor x, int n);
+/* [m,k]x[k,n] (MatMul) or [b,m,k]x[b,k,n] (BatchMatMulV2); transpose_b reads w as [.., n, k]. */
+gen_tensor gen_matmul(gen_ctx *g, gen_tensor x, gen_tensor w, int transpose_b);
+gen_tensor gen_bias_add(gen_ctx *g, gen_tensor x, gen_tensor b);
+/* x [m, k] -> x W + b with a new variable "<scope>/w" [k, units] (and "b" when bias). */
+gen_tensor gen_dense(gen_ctx *g, gen_tensor x, int units, int bias);
+gen_tensor gen_mean_spatial(gen_ctx *g, gen_tensor x); /* [b,h,w,c] -> [b,c] */
+gen_tensor gen_reshape(gen_ctx *g, gen_tensor x, gen_shape to);
+gen_tensor gen_gather(gen_ctx *g, gen_tensor params, gen_tensor ids); /* embedding lookup */
+gen_tensor gen_softmax(gen_ctx *g, gen_tensor x);
+/* Mean softmax cross-entropy of logits [b, n] against labels: a scalar loss. */
+gen_tensor gen_xent_loss(gen_ctx *g, gen_tensor logits, gen_tensor labels);
+
+/* Differentiates `loss`, clips gradients by global norm when clip != 0, and emits the optimizer's
+ * update ops and the train op (a NoOp named after the optimizer). */
+void gen_train(gen_ctx *g, gen_tensor loss, int optimizer, int clip);
+
+/* Builds the pb_graph (nodes in emission order, edges in order of their consumers' inputs).
+ * *out is caller-owned; the context must still be freed with gen_free. */
+int gen_finish(gen_ctx *g, const char *name, pb_graph **out, pb_error *err);
+
+/* The family generators (one file each). */
+int gen_cifar10_generate(uint64_t seed, int index, const char *name, pb_graph **out, pb_error *err);
+int gen_ptb_generate(uint64_t seed, int index, const char *name, pb_graph **out, pb_error *err);
+int gen_nmt_generate(uint64_t seed, int index, const char *name, pb_graph **out, pb_error *err);
+
+#endif

@@ -1,0 +1,1050 @@
+/* gen_common.c — what the dataset generators share: K80 roofline costs, shapes, TF-like names and
+ * groups, forward layer ops, the backward pass, gradient clipping and optimizer updates. */
+#include "gen.h"
+
+#include "model/graph.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct gen_op {
+    char *name, *type, *group;
+    int grad; /* gen_grad */
+    gen_tensor *in;
+    int n_in;
+    gen_shape out[GEN_MAX_PORTS];
+    int n_out;
+    double flops, bytes, cost_us, param_bytes;
+    int needs_grad; /* some trainable variable is upstream */
+};
+
+/* ------------------------------------------------------------------ families */
+
+static const gen_family gen_families[] = {
+    {"cifar10",
+     "CIFAR-10 CNNs from ENAS micro cells (normal/reduction, stem, aux head), momentum training",
+     gen_cifar10_generate,
+     1,
+     {303.44, 444.22, 95.63, 74, 154}},
+    {"ptb",
+     "PTB language models from ENAS recurrent cells unrolled over BPTT steps, SGD training",
+     gen_ptb_generate,
+     1,
+     {500.75, 1285.44, 316.09, 216, 450}},
+    {"nmt",
+     "attention LSTM encoder-decoders unrolled over source/target steps, Adam training",
+     gen_nmt_generate,
+     1,
+     {179.44, 476.25, 63.13, 41, 69}},
+};
+
+const gen_family *gen_family_at(int i)
+{
+    int n = (int)(sizeof gen_families / sizeof gen_families[0]);
+    return i >= 0 && i < n ? &gen_families[i] : NULL;
+}
+
+const gen_family *gen_family_find(const char *name)
+{
+    for (int i = 0; gen_family_at(i); i++)
+        if (strcmp(gen_family_at(i)->name, name) == 0)
+            return gen_family_at(i);
+    return NULL;
+}
+
+int gen_graph(const gen_family *f, uint64_t family_seed, int index, pb_graph **out, pb_error *err)
+{
+    char label[32], name[96];
+    snprintf(label, sizeof label, "%d", index);
+    snprintf(name, sizeof name, "%s/%02d", f->name, index);
+    return f->generate(pb_seed_derive(family_seed, label), index, name, out, err);
+}
+
+int gen_spread(int index, int lo, int hi)
+{
+    double u = fmod((index + 1) * 0.6180339887498949, 1.0);
+    int v = lo + (int)floor(u * (hi - lo + 1));
+    return v > hi ? hi : v;
+}
+
+/* ------------------------------------------------------------------ costs and shapes */
+
+double gen_roofline_us(double flops, double bytes)
+{
+    double compute = flops / GEN_K80_PEAK_FLOPS, memory = bytes / GEN_K80_MEM_BW;
+    return GEN_K80_LAUNCH_US + 1e6 * (compute > memory ? compute : memory);
+}
+
+gen_shape gen_shape0(void)
+{
+    return (gen_shape){0, {1, 1, 1, 1}};
+}
+
+gen_shape gen_shape1(long long a)
+{
+    return (gen_shape){1, {a, 1, 1, 1}};
+}
+
+gen_shape gen_shape2(long long a, long long b)
+{
+    return (gen_shape){2, {a, b, 1, 1}};
+}
+
+gen_shape gen_shape4(long long a, long long b, long long c, long long d)
+{
+    return (gen_shape){4, {a, b, c, d}};
+}
+
+double gen_shape_elems(gen_shape s)
+{
+    double n = 1;
+    for (int i = 0; i < s.rank; i++)
+        n *= (double)s.d[i];
+    return n;
+}
+
+double gen_shape_bytes(gen_shape s)
+{
+    return 4.0 * gen_shape_elems(s);
+}
+
+static long long gen_last(gen_shape s)
+{
+    return s.rank > 0 ? s.d[s.rank - 1] : 1;
+}
+
+/* ------------------------------------------------------------------ context */
+
+void gen_init(gen_ctx *g, uint64_t seed, int batch)
+{
+    memset(g, 0, sizeof *g);
+    pb_rng_seed(&g->rng, seed);
+    g->batch = batch;
+    strmap_init(&g->names);
+}
+
+void gen_free(gen_ctx *g)
+{
+    for (int i = 0; i < g->n_ops; i++) {
+        free(g->ops[i].name);
+        free(g->ops[i].type);
+        free(g->ops[i].group);
+        free(g->ops[i].in);
+    }
+    free(g->ops);
+    strmap_free(&g->names);
+    memset(g, 0, sizeof *g);
+}
+
+static void gen_fail(gen_ctx *g, const char *msg)
+{
+    if (!g->failed)
+        pb_errorf(&g->err, "%s", msg);
+    g->failed = 1;
+}
+
+void gen_push(gen_ctx *g, int kind, const char *fmt, ...)
+{
+    if (g->depth >= 32) {
+        gen_fail(g, "generator: name scopes nested too deeply");
+        return;
+    }
+    g->scope_len[g->depth] = (int)strlen(g->scope);
+    g->group_len[g->depth] = (int)strlen(g->group);
+    g->depth++;
+    size_t len = strlen(g->scope);
+    if (len && len + 1 < sizeof g->scope)
+        g->scope[len++] = '/';
+    va_list ap;
+    va_start(ap, fmt);
+    int w = vsnprintf(g->scope + len, sizeof g->scope - len, fmt, ap);
+    va_end(ap);
+    if (w < 0 || (size_t)w >= sizeof g->scope - len)
+        gen_fail(g, "generator: name scope too long");
+    if (kind == GEN_GROUP)
+        memcpy(g->group, g->scope, sizeof g->group);
+}
+
+void gen_pop(gen_ctx *g)
+{
+    if (g->depth == 0)
+        return;
+    g->depth--;
+    g->scope[g->scope_len[g->depth]] = '\0';
+    g->group[g->group_len[g->depth]] = '\0';
+}
+
+/* scope/base made unique the way TensorFlow does: a repeated name gets "_1", "_2", ... */
+static char *gen_unique_name(gen_ctx *g, const char *base)
+{
+    char full[640], cand[660];
+    snprintf(full, sizeof full, "%s%s%s", g->scope, g->scope[0] ? "/" : "", base);
+    int k = strmap_get(&g->names, full);
+    if (k < 0) {
+        if (strmap_put(&g->names, full, 1))
+            return NULL;
+        return strdup(full);
+    }
+    do {
+        snprintf(cand, sizeof cand, "%s_%d", full, k++);
+    } while (strmap_get(&g->names, cand) >= 0);
+    if (strmap_put(&g->names, full, k) || strmap_put(&g->names, cand, 1))
+        return NULL;
+    return strdup(cand);
+}
+
+/* Appends an op; host ops (no kernel) cost GEN_HOST_OP_US.  Returns its index or -1. */
+static int gen_add(gen_ctx *g, const char *type, const char *base, int grad, const gen_tensor *in,
+                   int n_in, const gen_shape *out, int n_out, double flops, int host)
+{
+    if (g->failed)
+        return -1;
+    for (int i = 0; i < n_in; i++)
+        if (in[i].op < 0 || in[i].op >= g->n_ops ||
+            (in[i].port > 0 && in[i].port >= g->ops[in[i].op].n_out)) {
+            pb_errorf(&g->err, "generator: input %d of %s '%.300s/%.100s' is a missing tensor", i,
+                      type, g->scope, base);
+            g->failed = 1;
+            return -1;
+        }
+    if (n_out > GEN_MAX_PORTS) {
+        gen_fail(g, "generator: too many output ports");
+        return -1;
+    }
+    if (g->n_ops == g->cap_ops) {
+        int cap = g->cap_ops ? 2 * g->cap_ops : 1024;
+        gen_op *p = realloc(g->ops, (size_t)cap * sizeof *p);
+        if (!p) {
+            gen_fail(g, "out of memory");
+            return -1;
+        }
+        g->ops = p;
+        g->cap_ops = cap;
+    }
+    gen_op *o = &g->ops[g->n_ops];
+    memset(o, 0, sizeof *o);
+    o->name = gen_unique_name(g, base);
+    o->type = strdup(type);
+    o->group = strdup(g->group[0] ? g->group : g->scope[0] ? g->scope : o->name ? o->name : "");
+    o->in = malloc((size_t)(n_in ? n_in : 1) * sizeof *o->in);
+    if (!o->name || !o->type || !o->group || !o->in) {
+        free(o->name);
+        free(o->type);
+        free(o->group);
+        free(o->in);
+        gen_fail(g, "out of memory");
+        return -1;
+    }
+    o->grad = grad;
+    o->n_in = n_in;
+    o->n_out = n_out;
+    o->flops = flops;
+    o->needs_grad = grad == GEN_GRAD_READ;
+    for (int i = 0; i < n_in; i++) {
+        o->in[i] = in[i];
+        if (in[i].port < g->ops[in[i].op].n_out) /* else a control input of a port-less op */
+            o->bytes += gen_shape_bytes(g->ops[in[i].op].out[in[i].port]);
+        o->needs_grad |= g->ops[in[i].op].needs_grad;
+    }
+    for (int p = 0; p < n_out; p++) {
+        o->out[p] = out[p];
+        o->bytes += gen_shape_bytes(out[p]);
+    }
+    o->cost_us = host ? GEN_HOST_OP_US : gen_roofline_us(flops, o->bytes);
+    if (host)
+        o->bytes = 0;
+    return g->n_ops++;
+}
+
+gen_tensor gen_op_emit(gen_ctx *g, const char *type, const char *base, int grad,
+                       const gen_tensor *in, int n_in, const gen_shape *out, int n_out,
+                       double flops)
+{
+    int i = gen_add(g, type, base, grad, in, n_in, out, n_out, flops, 0);
+    return i < 0 ? GEN_NONE : (gen_tensor){i, 0};
+}
+
+gen_shape gen_shape_of(const gen_ctx *g, gen_tensor t)
+{
+    if (t.op < 0 || t.op >= g->n_ops)
+        return gen_shape0();
+    return g->ops[t.op].out[t.port];
+}
+
+gen_tensor gen_port(gen_tensor t, int port)
+{
+    return (gen_tensor){t.op, port};
+}
+
+/* ------------------------------------------------------------------ forward layer ops */
+
+gen_tensor gen_source(gen_ctx *g, const char *type, const char *name, const gen_shape *out,
+                      int n_out)
+{
+    int i = gen_add(g, type, name, GEN_GRAD_NONE, NULL, 0, out, n_out, 0, 1);
+    return i < 0 ? GEN_NONE : (gen_tensor){i, 0};
+}
+
+gen_tensor gen_variable(gen_ctx *g, const char *name, gen_shape shape)
+{
+    int v = gen_add(g, "VariableV2", name, GEN_GRAD_NONE, NULL, 0, &shape, 1, 0, 1);
+    if (v < 0)
+        return GEN_NONE;
+    g->ops[v].param_bytes = gen_shape_bytes(shape);
+    /* "<var>/read", with the variable's own (possibly "_N"-suffixed) last name component. */
+    const char *slash = strrchr(g->ops[v].name, '/');
+    char read[300];
+    snprintf(read, sizeof read, "%s/read", slash ? slash + 1 : g->ops[v].name);
+    gen_tensor t = {v, 0};
+    int r = gen_add(g, "Identity", read, GEN_GRAD_READ, &t, 1, &shape, 1, 0, 1);
+    return r < 0 ? GEN_NONE : (gen_tensor){r, 0};
+}
+
+gen_tensor gen_const(gen_ctx *g, const char *name, gen_shape shape)
+{
+    int i = gen_add(g, "Const", name, GEN_GRAD_NONE, NULL, 0, &shape, 1, 0, 1);
+    return i < 0 ? GEN_NONE : (gen_tensor){i, 0};
+}
+
+static long long gen_out_size(long long in, int k, int stride, int valid)
+{
+    return valid ? (in - k) / stride + 1 : (in + stride - 1) / stride;
+}
+
+gen_tensor gen_conv2d(gen_ctx *g, gen_tensor x, int kh, int kw, int cout, int stride)
+{
+    gen_shape s = gen_shape_of(g, x);
+    gen_tensor in[2] = {x, gen_variable(g, "w", gen_shape4(kh, kw, s.d[3], cout))};
+    gen_shape o = gen_shape4(s.d[0], gen_out_size(s.d[1], kh, stride, 0),
+                             gen_out_size(s.d[2], kw, stride, 0), cout);
+    double flops = 2.0 * gen_shape_elems(o) * kh * kw * (double)s.d[3];
+    return gen_op_emit(g, "Conv2D", "Conv2D", GEN_GRAD_CONV2D, in, 2, &o, 1, flops);
+}
+
+gen_tensor gen_depthwise(gen_ctx *g, gen_tensor x, int k, int stride)
+{
+    gen_shape s = gen_shape_of(g, x);
+    gen_tensor in[2] = {x, gen_variable(g, "depthwise_weights", gen_shape4(k, k, s.d[3], 1))};
+    gen_shape o = gen_shape4(s.d[0], gen_out_size(s.d[1], k, stride, 0),
+                             gen_out_size(s.d[2], k, stride, 0), s.d[3]);
+    double flops = 2.0 * gen_shape_elems(o) * k * k;
+    return gen_op_emit(g, "DepthwiseConv2dNative", "depthwise", GEN_GRAD_DEPTHWISE, in, 2, &o, 1,
+                       flops);
+}
+
+gen_tensor gen_batchnorm(gen_ctx *g, gen_tensor x)
+{
+    gen_shape s = gen_shape_of(g, x), c = gen_shape1(gen_last(s));
+    gen_tensor in[3] = {x, gen_variable(g, "scale", c), gen_variable(g, "offset", c)};
+    gen_shape o[3] = {s, c, c};
+    return gen_op_emit(g, "FusedBatchNorm", "FusedBatchNorm", GEN_GRAD_BATCHNORM, in, 3, o, 3,
+                       8.0 * gen_shape_elems(s));
+}
+
+gen_tensor gen_unary(gen_ctx *g, const char *type, gen_tensor x)
+{
+    int grad = strcmp(type, "Relu") == 0      ? GEN_GRAD_RELU
+               : strcmp(type, "Tanh") == 0    ? GEN_GRAD_TANH
+               : strcmp(type, "Sigmoid") == 0 ? GEN_GRAD_SIGMOID
+                                              : GEN_GRAD_IDENTITY;
+    gen_shape s = gen_shape_of(g, x);
+    double per = grad == GEN_GRAD_RELU ? 1.0 : 4.0;
+    return gen_op_emit(g, type, type, grad, &x, 1, &s, 1, per * gen_shape_elems(s));
+}
+
+gen_tensor gen_binary(gen_ctx *g, const char *type, gen_tensor a, gen_tensor b)
+{
+    int grad = strcmp(type, "Sub") == 0   ? GEN_GRAD_SUB
+               : strcmp(type, "Mul") == 0 ? GEN_GRAD_MUL
+                                          : GEN_GRAD_IDENTITY;
+    gen_shape sa = gen_shape_of(g, a), sb = gen_shape_of(g, b);
+    gen_shape s = gen_shape_elems(sa) >= gen_shape_elems(sb) ? sa : sb;
+    gen_tensor in[2] = {a, b};
+    const char *base = strcmp(type, "AddV2") == 0 ? "add"
+                       : strcmp(type, "Sub") == 0 ? "sub"
+                                                  : "mul";
+    return gen_op_emit(g, type, base, grad, in, 2, &s, 1, gen_shape_elems(s));
+}
+
+gen_tensor gen_add_n(gen_ctx *g, const gen_tensor *x, int n)
+{
+    if (n == 1)
+        return x[0];
+    gen_shape s = gen_shape_of(g, x[0]);
+    return gen_op_emit(g, "AddN", "AddN", GEN_GRAD_IDENTITY, x, n, &s, 1,
+                       (n - 1) * gen_shape_elems(s));
+}
+
+gen_tensor gen_pool(gen_ctx *g, const char *type, gen_tensor x, int k, int stride, int valid)
+{
+    gen_shape s = gen_shape_of(g, x);
+    gen_shape o = gen_shape4(s.d[0], gen_out_size(s.d[1], k, stride, valid),
+                             gen_out_size(s.d[2], k, stride, valid), s.d[3]);
+    int grad = strcmp(type, "MaxPool") == 0 ? GEN_GRAD_MAXPOOL : GEN_GRAD_AVGPOOL;
+    return gen_op_emit(g, type, type, grad, &x, 1, &o, 1, (double)k * k * gen_shape_elems(o));
+}
+
+gen_tensor gen_concat(gen_ctx *g, const gen_tensor *x, int n)
+{
+    if (n == 1)
+        return x[0];
+    gen_shape o = gen_shape_of(g, x[0]);
+    for (int i = 1; i < n; i++)
+        o.d[o.rank - 1] += gen_last(gen_shape_of(g, x[i]));
+    return gen_op_emit(g, "ConcatV2", "concat", GEN_GRAD_CONCAT, x, n, &o, 1, 0);
+}
+
+gen_tensor gen_split(gen_ctx *g, gen_tensor x, int n)
+{
+    gen_shape o[GEN_MAX_PORTS], s = gen_shape_of(g, x);
+    for (int p = 0; p < n && p < GEN_MAX_PORTS; p++) {
+        o[p] = s;
+        o[p].d[s.rank - 1] = gen_last(s) / n;
+    }
+    return gen_op_emit(g, "Split", "split", GEN_GRAD_SPLIT, &x, 1, o, n, 0);
+}
+
+gen_tensor gen_matmul(gen_ctx *g, gen_tensor x, gen_tensor w, int transpose_b)
+{
+    gen_shape sx = gen_shape_of(g, x), sw = gen_shape_of(g, w), o = sx;
+    long long k = gen_last(sx);
+    long long n = transpose_b ? sw.d[sw.rank - 2] : gen_last(sw);
+    o.d[o.rank - 1] = n;
+    gen_tensor in[2] = {x, w};
+    const char *type = sx.rank == 3 ? "BatchMatMulV2" : "MatMul";
+    return gen_op_emit(g, type, type, GEN_GRAD_MATMUL, in, 2, &o, 1,
+                       2.0 * gen_shape_elems(o) * (double)k);
+}
+
+gen_tensor gen_bias_add(gen_ctx *g, gen_tensor x, gen_tensor b)
+{
+    gen_shape s = gen_shape_of(g, x);
+    gen_tensor in[2] = {x, b};
+    return gen_op_emit(g, "BiasAdd", "BiasAdd", GEN_GRAD_BIASADD, in, 2, &s, 1, gen_shape_elems(s));
+}
+
+gen_tensor gen_dense(gen_ctx *g, gen_tensor x, int units, int bias)
+{
+    gen_shape s = gen_shape_of(g, x);
+    gen_tensor y = gen_matmul(g, x, gen_variable(g, "w", gen_shape2(gen_last(s), units)), 0);
+    return bias ? gen_bias_add(g, y, gen_variable(g, "b", gen_shape1(units))) : y;
+}
+
+gen_tensor gen_mean_spatial(gen_ctx *g, gen_tensor x)
+{
+    gen_shape s = gen_shape_of(g, x), o = gen_shape2(s.d[0], s.d[3]);
+    return gen_op_emit(g, "Mean", "Mean", GEN_GRAD_MEAN, &x, 1, &o, 1, gen_shape_elems(s));
+}
+
+gen_tensor gen_reshape(gen_ctx *g, gen_tensor x, gen_shape to)
+{
+    return gen_op_emit(g, "Reshape", "Reshape", GEN_GRAD_RESHAPE, &x, 1, &to, 1, 0);
+}
+
+gen_tensor gen_gather(gen_ctx *g, gen_tensor params, gen_tensor ids)
+{
+    gen_shape sp = gen_shape_of(g, params), si = gen_shape_of(g, ids);
+    gen_shape o = gen_shape2(si.d[0], sp.d[1]);
+    gen_tensor in[2] = {params, ids};
+    return gen_op_emit(g, "GatherV2", "embedding_lookup", GEN_GRAD_GATHER, in, 2, &o, 1, 0);
+}
+
+gen_tensor gen_softmax(gen_ctx *g, gen_tensor x)
+{
+    gen_shape s = gen_shape_of(g, x);
+    return gen_op_emit(g, "Softmax", "Softmax", GEN_GRAD_SOFTMAX, &x, 1, &s, 1,
+                       5.0 * gen_shape_elems(s));
+}
+
+gen_tensor gen_xent_loss(gen_ctx *g, gen_tensor logits, gen_tensor labels)
+{
+    gen_shape s = gen_shape_of(g, logits);
+    gen_shape o[2] = {gen_shape1(s.d[0]), s};
+    gen_tensor in[2] = {logits, labels};
+    gen_tensor x = gen_op_emit(g, "SoftmaxCrossEntropyWithLogits", "SoftmaxCrossEntropyWithLogits",
+                               GEN_GRAD_XENT, in, 2, o, 2, 6.0 * gen_shape_elems(s));
+    gen_shape scalar = gen_shape0();
+    return gen_op_emit(g, "Mean", "Mean", GEN_GRAD_MEAN, &x, 1, &scalar, 1, (double)s.d[0]);
+}
+
+/* ------------------------------------------------------------------ backward pass */
+
+/* Gradient contributions per (forward op, port), summed when the op's dy is needed. */
+typedef struct gen_grads {
+    gen_tensor *t;
+    int n, cap;
+} gen_grads;
+
+#define GEN_MAX_PEND 64
+
+typedef struct gen_bwd {
+    gen_grads *acc; /* [n_fwd * GEN_MAX_PORTS] */
+    int n_fwd;
+    int *var; /* variable ops that received a gradient, in the order found */
+    gen_tensor *vgrad;
+    int n_var;
+    /* Gradients of the op being differentiated, held back until they are gated. */
+    gen_tensor pend_x[GEN_MAX_PEND], pend_dy[GEN_MAX_PEND];
+    int n_pend, collecting;
+} gen_bwd;
+
+static void gen_grad_add(gen_ctx *g, gen_bwd *b, gen_tensor x, gen_tensor dy)
+{
+    gen_grads *l = &b->acc[x.op * GEN_MAX_PORTS + x.port];
+    if (g->loop_accumulate && g->ops[x.op].grad == GEN_GRAD_READ && l->n == 1) {
+        /* A loop-invariant variable in a while loop: its gradient is a running sum carried
+         * from iteration to iteration, one add in each iteration's gradient scope. */
+        gen_tensor in[2] = {l->t[0], dy};
+        gen_shape s = gen_shape_of(g, dy);
+        l->t[0] =
+            gen_op_emit(g, "AddV2", "accumulate", GEN_GRAD_NONE, in, 2, &s, 1, gen_shape_elems(s));
+        return;
+    }
+    if (l->n == l->cap) {
+        int cap = l->cap ? 2 * l->cap : 4;
+        gen_tensor *p = realloc(l->t, (size_t)cap * sizeof *p);
+        if (!p) {
+            gen_fail(g, "out of memory");
+            return;
+        }
+        l->t = p;
+        l->cap = cap;
+    }
+    l->t[l->n++] = dy;
+}
+
+static void gen_grad_push(gen_ctx *g, gen_bwd *b, gen_tensor x, gen_tensor dy)
+{
+    if (g->failed || x.op < 0 || dy.op < 0 || x.op >= b->n_fwd || !g->ops[x.op].needs_grad)
+        return;
+    if (b->collecting) {
+        if (b->n_pend == GEN_MAX_PEND) {
+            gen_fail(g, "generator: an op has too many differentiable inputs");
+            return;
+        }
+        b->pend_x[b->n_pend] = x;
+        b->pend_dy[b->n_pend++] = dy;
+        return;
+    }
+    gen_grad_add(g, b, x, dy);
+}
+
+/*
+ * TensorFlow's GATE_OP (the optimizers' default): the gradients an op sends to two or more inputs
+ * are tupled, a NoOp "tuple/group_deps" waits for all of them and one Identity
+ * "tuple/control_dependency[_N]" per input forwards each.  A single gradient goes out as it is.
+ */
+static void gen_grad_gate(gen_ctx *g, gen_bwd *b)
+{
+    int n = b->n_pend;
+    b->collecting = 0;
+    b->n_pend = 0;
+    if (n == 1 || g->failed) {
+        for (int k = 0; k < n; k++)
+            gen_grad_add(g, b, b->pend_x[k], b->pend_dy[k]);
+        return;
+    }
+    int deps = gen_add(g, "NoOp", "tuple/group_deps", GEN_GRAD_NONE, b->pend_dy, n, NULL, 0, 0, 1);
+    for (int k = 0; k < n && deps >= 0; k++) {
+        gen_tensor in[2] = {b->pend_dy[k], {deps, 0}};
+        gen_shape s = gen_shape_of(g, b->pend_dy[k]);
+        int id =
+            gen_add(g, "Identity", "tuple/control_dependency", GEN_GRAD_NONE, in, 2, &s, 1, 0, 1);
+        if (id >= 0)
+            gen_grad_add(g, b, b->pend_x[k], (gen_tensor){id, 0});
+    }
+}
+
+/* Saves the scope and group, and switches to those of op i's gradient ops. */
+typedef struct gen_saved {
+    char scope[512], group[512];
+    int depth;
+} gen_saved;
+
+static void gen_save(const gen_ctx *g, gen_saved *s)
+{
+    memcpy(s->scope, g->scope, sizeof s->scope);
+    memcpy(s->group, g->group, sizeof s->group);
+    s->depth = g->depth;
+}
+
+static void gen_restore(gen_ctx *g, const gen_saved *s)
+{
+    memcpy(g->scope, s->scope, sizeof g->scope);
+    memcpy(g->group, s->group, sizeof g->group);
+    g->depth = s->depth;
+}
+
+/* dst = a + b, failing the context when it does not fit. */
+static void gen_join(gen_ctx *g, char *dst, size_t n, const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la + lb + 1 > n) {
+        gen_fail(g, "generator: op name or group too long");
+        dst[0] = '\0';
+        return;
+    }
+    memmove(dst, a, la);
+    memcpy(dst + la, b, lb + 1);
+}
+
+static void gen_set_scope(gen_ctx *g, const char *scope, const char *group_prefix,
+                          const char *group)
+{
+    gen_join(g, g->scope, sizeof g->scope, scope, "");
+    gen_join(g, g->group, sizeof g->group, group_prefix, group);
+    g->depth = 0;
+}
+
+static void gen_grad_scope(gen_ctx *g, int i)
+{
+    char scope[sizeof g->scope];
+    snprintf(scope, sizeof scope, "gradients/%s_grad", g->ops[i].name);
+    gen_set_scope(g, scope, "gradients/", g->ops[i].group);
+}
+
+static int gen_needs(const gen_ctx *g, gen_tensor x)
+{
+    return x.op >= 0 && g->ops[x.op].needs_grad;
+}
+
+/* One gradient op of the current gradient scope with output shape like tensor `like`. */
+static gen_tensor gen_gop(gen_ctx *g, const char *type, const gen_tensor *in, int n,
+                          gen_tensor like, double flops)
+{
+    gen_shape s = gen_shape_of(g, like);
+    return gen_op_emit(g, type, type, GEN_GRAD_NONE, in, n, &s, 1, flops);
+}
+
+/* Weight-style rules: one gradient op per differentiable input of a two-input op. */
+static void gen_grad_pair(gen_ctx *g, gen_bwd *b, int i, gen_tensor dy, const char *tx,
+                          const char *tw)
+{
+    gen_tensor x = g->ops[i].in[0], w = g->ops[i].in[1];
+    double f = g->ops[i].flops;
+    if (gen_needs(g, x)) {
+        gen_tensor in[2] = {dy, w};
+        gen_grad_push(g, b, x, gen_gop(g, tx, in, 2, x, f));
+    }
+    if (gen_needs(g, w)) {
+        gen_tensor in[2] = {x, dy};
+        gen_grad_push(g, b, w, gen_gop(g, tw, in, 2, w, f));
+    }
+}
+
+static void gen_grad_batchnorm(gen_ctx *g, gen_bwd *b, int i, gen_tensor dy)
+{
+    const gen_op *o = &g->ops[i];
+    gen_tensor in[5] = {dy, o->in[0], o->in[1], {i, 1}, {i, 2}};
+    gen_shape s[3] = {o->out[0], o->out[1], o->out[2]};
+    gen_tensor x = o->in[0], scale = o->in[1], offset = o->in[2];
+    gen_tensor d = gen_op_emit(g, "FusedBatchNormGrad", "FusedBatchNormGrad", GEN_GRAD_NONE, in, 5,
+                               s, 3, 10.0 * gen_shape_elems(s[0]));
+    gen_grad_push(g, b, x, d);
+    gen_grad_push(g, b, scale, gen_port(d, 1));
+    gen_grad_push(g, b, offset, gen_port(d, 2));
+}
+
+static void gen_grad_multi_out(gen_ctx *g, gen_bwd *b, int i, const gen_tensor *dy)
+{
+    /* Split: concatenate the output gradients, with zeros for outputs that got none. */
+    gen_tensor parts[GEN_MAX_PORTS];
+    int n = g->ops[i].n_out;
+    for (int p = 0; p < n; p++) {
+        gen_tensor y = {i, p};
+        parts[p] = dy[p].op >= 0 ? dy[p] : gen_gop(g, "ZerosLike", &y, 1, y, 0);
+    }
+    gen_tensor x = g->ops[i].in[0];
+    gen_grad_push(g, b, x, gen_gop(g, "ConcatV2", parts, n, x, 0));
+}
+
+static void gen_grad_softmax(gen_ctx *g, gen_bwd *b, int i, gen_tensor dy)
+{
+    gen_tensor y = {i, 0}, x = g->ops[i].in[0];
+    double e = gen_shape_elems(gen_shape_of(g, y));
+    gen_tensor in[2] = {dy, y};
+    gen_tensor m = gen_gop(g, "Mul", in, 2, y, e);
+    gen_tensor s = gen_gop(g, "Sum", &m, 1, y, e);
+    gen_tensor in2[2] = {dy, s};
+    gen_tensor d = gen_gop(g, "Sub", in2, 2, y, e);
+    gen_tensor in3[2] = {d, y};
+    gen_grad_push(g, b, x, gen_gop(g, "Mul", in3, 2, x, e));
+}
+
+/* Emits the gradient ops of forward op i given dy per output port (GEN_NONE when none).  Inputs
+ * are copied first: emitting may move g->ops. */
+static void gen_grad_emit(gen_ctx *g, gen_bwd *b, int i, const gen_tensor *dy)
+{
+    gen_tensor in[8], d = dy[0], y = {i, 0};
+    int n_in = g->ops[i].n_in < 8 ? g->ops[i].n_in : 8, rule = g->ops[i].grad;
+    memcpy(in, g->ops[i].in, (size_t)n_in * sizeof *in);
+    double e = gen_shape_elems(gen_shape_of(g, y)), f = g->ops[i].flops;
+    switch (rule) {
+    case GEN_GRAD_IDENTITY:
+        for (int k = 0; k < g->ops[i].n_in; k++)
+            gen_grad_push(g, b, g->ops[i].in[k], d);
+        break;
+    case GEN_GRAD_CONV2D:
+        gen_grad_pair(g, b, i, d, "Conv2DBackpropInput", "Conv2DBackpropFilter");
+        break;
+    case GEN_GRAD_DEPTHWISE:
+        gen_grad_pair(g, b, i, d, "DepthwiseConv2dNativeBackpropInput",
+                      "DepthwiseConv2dNativeBackpropFilter");
+        break;
+    case GEN_GRAD_MATMUL: {
+        const char *t = gen_shape_of(g, y).rank == 3 ? "BatchMatMulV2" : "MatMul";
+        gen_grad_pair(g, b, i, d, t, t);
+        break;
+    }
+    case GEN_GRAD_BIASADD: {
+        gen_grad_push(g, b, in[0], d);
+        if (gen_needs(g, in[1]))
+            gen_grad_push(g, b, in[1], gen_gop(g, "BiasAddGrad", &d, 1, in[1], e));
+        break;
+    }
+    case GEN_GRAD_RELU:
+    case GEN_GRAD_TANH:
+    case GEN_GRAD_SIGMOID: {
+        gen_tensor a[2] = {d, y};
+        const char *t = rule == GEN_GRAD_RELU   ? "ReluGrad"
+                        : rule == GEN_GRAD_TANH ? "TanhGrad"
+                                                : "SigmoidGrad";
+        gen_grad_push(g, b, in[0], gen_gop(g, t, a, 2, in[0], e));
+        break;
+    }
+    case GEN_GRAD_BATCHNORM:
+        gen_grad_batchnorm(g, b, i, d);
+        break;
+    case GEN_GRAD_SUB:
+        gen_grad_push(g, b, in[0], d);
+        if (gen_needs(g, in[1]))
+            gen_grad_push(g, b, in[1], gen_gop(g, "Neg", &d, 1, in[1], e));
+        break;
+    case GEN_GRAD_MUL:
+        for (int k = 0; k < 2; k++)
+            if (gen_needs(g, in[k])) {
+                gen_tensor a[2] = {d, in[1 - k]};
+                gen_grad_push(g, b, in[k], gen_gop(g, "Mul", a, 2, in[k], e));
+            }
+        break;
+    case GEN_GRAD_MAXPOOL: {
+        gen_tensor a[3] = {in[0], y, d};
+        gen_grad_push(g, b, in[0], gen_gop(g, "MaxPoolGrad", a, 3, in[0], f));
+        break;
+    }
+    case GEN_GRAD_AVGPOOL:
+        gen_grad_push(g, b, in[0], gen_gop(g, "AvgPoolGrad", &d, 1, in[0], f));
+        break;
+    case GEN_GRAD_CONCAT:
+        for (int k = 0; k < g->ops[i].n_in; k++) {
+            gen_tensor xk = g->ops[i].in[k];
+            if (gen_needs(g, xk))
+                gen_grad_push(g, b, xk, gen_gop(g, "Slice", &d, 1, xk, 0));
+        }
+        break;
+    case GEN_GRAD_SPLIT:
+        gen_grad_multi_out(g, b, i, dy);
+        break;
+    case GEN_GRAD_MEAN: {
+        gen_tensor t = gen_gop(g, "Tile", &d, 1, in[0], 0);
+        gen_grad_push(g, b, in[0], gen_gop(g, "RealDiv", &t, 1, in[0], f));
+        break;
+    }
+    case GEN_GRAD_GATHER: {
+        gen_tensor a[2] = {d, in[1]};
+        gen_grad_push(g, b, in[0], gen_gop(g, "UnsortedSegmentSum", a, 2, in[0], e));
+        break;
+    }
+    case GEN_GRAD_XENT: {
+        gen_tensor a[2] = {d, {i, 1}};
+        gen_grad_push(g, b, in[0], gen_gop(g, "Mul", a, 2, in[0], f / 6.0));
+        break;
+    }
+    case GEN_GRAD_SOFTMAX:
+        gen_grad_softmax(g, b, i, d);
+        break;
+    case GEN_GRAD_RESHAPE:
+        gen_grad_push(g, b, in[0], gen_gop(g, "Reshape", &d, 1, in[0], 0));
+        break;
+    case GEN_GRAD_TA_WRITE:
+        if (gen_needs(g, in[0]))
+            gen_grad_push(g, b, in[0], gen_gop(g, "TensorArrayReadV3", &d, 1, in[0], 0));
+        if (n_in > 1)
+            gen_grad_push(g, b, in[1], d);
+        break;
+    case GEN_GRAD_TA_GATHER:
+        gen_grad_push(g, b, in[0], gen_gop(g, "TensorArrayScatterV3", &d, 1, in[0], 0));
+        break;
+    case GEN_GRAD_SLICE:
+        gen_grad_push(g, b, in[0], gen_gop(g, "StridedSliceGrad", &d, 1, in[0], 0));
+        break;
+    default:
+        break;
+    }
+}
+
+/* dy of one output port of op i: its single contribution, or their AddN. */
+static gen_tensor gen_grad_sum(gen_ctx *g, gen_bwd *b, int i, int port)
+{
+    gen_grads *l = &b->acc[i * GEN_MAX_PORTS + port];
+    if (l->n == 0)
+        return GEN_NONE;
+    if (l->n == 1)
+        return l->t[0];
+    gen_set_scope(g, "gradients", "gradients/", g->ops[i].group);
+    return gen_add_n(g, l->t, l->n);
+}
+
+static void gen_bwd_record_var(gen_ctx *g, gen_bwd *b, int var, gen_tensor grad)
+{
+    int *v = realloc(b->var, (size_t)(b->n_var + 1) * sizeof *v);
+    if (v)
+        b->var = v;
+    gen_tensor *t = realloc(b->vgrad, (size_t)(b->n_var + 1) * sizeof *t);
+    if (t)
+        b->vgrad = t;
+    if (!v || !t) {
+        gen_fail(g, "out of memory");
+        return;
+    }
+    b->var[b->n_var] = var;
+    b->vgrad[b->n_var++] = grad;
+}
+
+/* Reverse-mode pass over the forward ops, from `loss` back to every variable read. */
+static void gen_backward(gen_ctx *g, gen_bwd *b, gen_tensor loss)
+{
+    b->n_fwd = g->n_ops;
+    b->acc = calloc((size_t)b->n_fwd * GEN_MAX_PORTS, sizeof *b->acc);
+    if (!b->acc) {
+        gen_fail(g, "out of memory");
+        return;
+    }
+    gen_set_scope(g, "gradients", "gradients/", g->ops[loss.op].group);
+    gen_shape scalar = gen_shape0();
+    gen_tensor one = gen_op_emit(g, "Fill", "Fill", GEN_GRAD_NONE, NULL, 0, &scalar, 1, 1);
+    gen_grad_push(g, b, loss, one);
+    for (int i = b->n_fwd - 1; i >= 0 && !g->failed; i--) {
+        if (!g->ops[i].needs_grad || g->ops[i].grad == GEN_GRAD_NONE)
+            continue;
+        gen_tensor dy[GEN_MAX_PORTS];
+        int any = 0;
+        for (int p = 0; p < GEN_MAX_PORTS; p++) {
+            dy[p] = p < g->ops[i].n_out ? gen_grad_sum(g, b, i, p) : GEN_NONE;
+            any |= dy[p].op >= 0;
+        }
+        if (!any)
+            continue;
+        if (g->ops[i].grad == GEN_GRAD_READ) {
+            gen_bwd_record_var(g, b, g->ops[i].in[0].op, dy[0]);
+            continue;
+        }
+        gen_grad_scope(g, i);
+        b->collecting = 1;
+        gen_grad_emit(g, b, i, dy);
+        gen_grad_gate(g, b);
+    }
+}
+
+static void gen_bwd_free(gen_bwd *b)
+{
+    for (int i = 0; b->acc && i < b->n_fwd * GEN_MAX_PORTS; i++)
+        free(b->acc[i].t);
+    free(b->acc);
+    free(b->var);
+    free(b->vgrad);
+}
+
+/* ------------------------------------------------------------------ clipping and optimizers */
+
+/* tf.clip_by_global_norm: one L2Loss per gradient, their sum, the scale, one Mul per gradient. */
+static void gen_clip(gen_ctx *g, gen_bwd *b)
+{
+    gen_set_scope(g, "clip_by_global_norm", "", "clip_by_global_norm");
+    gen_tensor *l2 = malloc((size_t)(b->n_var ? b->n_var : 1) * sizeof *l2);
+    if (!l2) {
+        gen_fail(g, "out of memory");
+        return;
+    }
+    gen_shape scalar = gen_shape0();
+    for (int k = 0; k < b->n_var; k++)
+        l2[k] = gen_op_emit(g, "L2Loss", "L2Loss", GEN_GRAD_NONE, &b->vgrad[k], 1, &scalar, 1,
+                            2.0 * gen_shape_elems(gen_shape_of(g, b->vgrad[k])));
+    gen_tensor sum =
+        gen_op_emit(g, "AddN", "global_norm", GEN_GRAD_NONE, l2, b->n_var, &scalar, 1, b->n_var);
+    gen_tensor norm = gen_op_emit(g, "Sqrt", "Sqrt", GEN_GRAD_NONE, &sum, 1, &scalar, 1, 1);
+    gen_tensor scale = gen_op_emit(g, "RealDiv", "truediv", GEN_GRAD_NONE, &norm, 1, &scalar, 1, 1);
+    for (int k = 0; k < b->n_var; k++) {
+        gen_tensor in[2] = {b->vgrad[k], scale};
+        b->vgrad[k] =
+            gen_gop(g, "Mul", in, 2, b->vgrad[k], gen_shape_elems(gen_shape_of(g, b->vgrad[k])));
+    }
+    free(l2);
+}
+
+static const char *gen_opt_name(int optimizer)
+{
+    return optimizer == GEN_OPT_ADAM       ? "Adam"
+           : optimizer == GEN_OPT_MOMENTUM ? "Momentum"
+                                           : "GradientDescent";
+}
+
+/* A slot variable of `var` ("<var>/Momentum", "<var>/Adam_1") in the current group. */
+static gen_tensor gen_slot(gen_ctx *g, int var, const char *suffix)
+{
+    gen_shape s = g->ops[var].out[0];
+    char scope[sizeof g->scope];
+    memcpy(scope, g->scope, sizeof scope);
+    gen_join(g, g->scope, sizeof g->scope, g->ops[var].name, "");
+    int i = gen_add(g, "VariableV2", suffix, GEN_GRAD_NONE, NULL, 0, &s, 1, 0, 1);
+    memcpy(g->scope, scope, sizeof scope);
+    if (i < 0)
+        return GEN_NONE;
+    g->ops[i].param_bytes = gen_shape_bytes(s);
+    return (gen_tensor){i, 0};
+}
+
+/* The update ops of variable `var`; returns the Apply op. */
+static int gen_apply(gen_ctx *g, int optimizer, int var, gen_tensor grad, const gen_tensor *beta,
+                     int clipped)
+{
+    const char *opt = gen_opt_name(optimizer);
+    char scope[sizeof g->scope], group[sizeof g->group];
+    snprintf(scope, sizeof scope, "%s/update_%s", opt, g->ops[var].name);
+    if (clipped)
+        snprintf(group, sizeof group, "%s/update_%s", opt, g->ops[var].group);
+    else
+        snprintf(group, sizeof group, "gradients/%s", g->ops[var].group);
+    gen_set_scope(g, scope, "", group);
+    gen_tensor in[6] = {{var, 0}};
+    int n = 1;
+    const char *type = "ApplyGradientDescent";
+    if (optimizer == GEN_OPT_MOMENTUM) {
+        in[n++] = gen_slot(g, var, "Momentum");
+        type = "ApplyMomentum";
+    } else if (optimizer == GEN_OPT_ADAM) {
+        in[n++] = gen_slot(g, var, "Adam");
+        in[n++] = gen_slot(g, var, "Adam_1");
+        in[n++] = beta[0];
+        in[n++] = beta[1];
+        type = "ApplyAdam";
+    }
+    in[n++] = grad;
+    double e = gen_shape_elems(g->ops[var].out[0]);
+    int a = gen_add(g, type, type, GEN_GRAD_NONE, in, n, NULL, 0, (2.0 + 3.0 * (n - 2)) * e, 0);
+    if (a >= 0) /* an Apply reads var, slots and grad and writes var and slots in place */
+        g->ops[a].cost_us = gen_roofline_us(g->ops[a].flops, 4.0 * e * (2 * n - 1));
+    return a;
+}
+
+/* Adam's beta1_power / beta2_power accumulators, one group for both. */
+static void gen_adam_betas(gen_ctx *g, gen_tensor *beta)
+{
+    gen_set_scope(g, "", "", "Adam/beta_power");
+    gen_shape scalar = gen_shape0();
+    for (int k = 0; k < 2; k++) {
+        int i = gen_add(g, "VariableV2", k ? "beta2_power" : "beta1_power", GEN_GRAD_NONE, NULL, 0,
+                        &scalar, 1, 0, 1);
+        beta[k] = i < 0 ? GEN_NONE : (gen_tensor){i, 0};
+        if (i >= 0)
+            g->ops[i].param_bytes = 4;
+    }
+}
+
+/*
+ * Adam's beta powers advance once every update is done: "Adam/mul{,_1}" (control inputs from every
+ * ApplyAdam) and "Adam/Assign{,_1}".  No train NoOp is emitted: tf.group's NoOp only collects
+ * control edges and costs nothing, and the update ops are what a step fetches.
+ */
+static void gen_adam_advance(gen_ctx *g, const int *apply, int n_apply, const gen_tensor *beta)
+{
+    gen_set_scope(g, "Adam", "", "Adam");
+    gen_tensor *in = malloc((size_t)(n_apply + 1) * sizeof *in);
+    if (!in) {
+        gen_fail(g, "out of memory");
+        return;
+    }
+    for (int k = 0; k < n_apply; k++)
+        in[k] = (gen_tensor){apply[k], 0};
+    gen_shape scalar = gen_shape0();
+    for (int k = 0; k < 2; k++) {
+        in[n_apply] = beta[k];
+        gen_tensor m = gen_op_emit(g, "Mul", "mul", GEN_GRAD_NONE, in, n_apply + 1, &scalar, 1, 1);
+        gen_tensor a[2] = {beta[k], m};
+        gen_op_emit(g, "Assign", "Assign", GEN_GRAD_NONE, a, 2, &scalar, 1, 1);
+    }
+    free(in);
+}
+
+void gen_train(gen_ctx *g, gen_tensor loss, int optimizer, int clip)
+{
+    if (g->failed || loss.op < 0)
+        return;
+    gen_saved saved;
+    gen_save(g, &saved);
+    gen_bwd b = {0};
+    gen_backward(g, &b, loss);
+    /* Updates in variable creation order, as TensorFlow lists trainable variables. */
+    for (int i = 1; i < b.n_var; i++)
+        for (int j = i; j > 0 && b.var[j - 1] > b.var[j]; j--) {
+            int tv = b.var[j];
+            b.var[j] = b.var[j - 1];
+            b.var[j - 1] = tv;
+            gen_tensor tg = b.vgrad[j];
+            b.vgrad[j] = b.vgrad[j - 1];
+            b.vgrad[j - 1] = tg;
+        }
+    if (clip && !g->failed)
+        gen_clip(g, &b);
+    gen_tensor beta[2] = {GEN_NONE, GEN_NONE};
+    if (optimizer == GEN_OPT_ADAM && !g->failed)
+        gen_adam_betas(g, beta);
+    int *apply = malloc((size_t)(b.n_var ? b.n_var : 1) * sizeof *apply);
+    int n_apply = 0;
+    for (int k = 0; apply && k < b.n_var && !g->failed; k++)
+        apply[n_apply++] = gen_apply(g, optimizer, b.var[k], b.vgrad[k], beta, clip);
+    if (!apply)
+        gen_fail(g, "out of memory");
+    else if (optimizer == GEN_OPT_ADAM && !g->failed)
+        gen_adam_advance(g, apply, n_apply, beta);
+    free(apply);
+    gen_bwd_free(&b);
+    gen_restore(g, &saved);
+}
+
+/* ------------------------------------------------------------------ building the pb_graph */
+
+int gen_finish(gen_ctx *g, const char *name, pb_graph **out, pb_error *err)
+{
+    *out = NULL;
+    if (g->failed)
+        return pb_errorf(err, "%s: %s", name, g->err.msg);
+    graph_builder *b = graph_builder_new(name);
+    if (!b)
+        return pb_errorf(err, "out of memory");
+    pb_error inner;
+    for (int i = 0; i < g->n_ops; i++) {
+        const gen_op *o = &g->ops[i];
+        double ports[GEN_MAX_PORTS];
+        for (int p = 0; p < o->n_out; p++)
+            ports[p] = gen_shape_bytes(o->out[p]);
+        graph_node_attrs a = {o->type,  o->cost_us, o->flops, o->bytes, o->param_bytes,
+                              o->n_out, ports,      o->group, -1};
+        if (graph_add_node(b, o->name, &a, &inner) < 0) {
+            graph_builder_free(b);
+            return pb_errorf(err, "%s: %s", name, inner.msg);
+        }
+    }
+    for (int i = 0; i < g->n_ops; i++)
+        for (int k = 0; k < g->ops[i].n_in; k++)
+            if (graph_add_edge(b, g->ops[i].in[k].op, i, g->ops[i].in[k].port, &inner) < 0) {
+                graph_builder_free(b);
+                return pb_errorf(err, "%s: %s", name, inner.msg);
+            }
+    if (graph_build(b, out, &inner) != PB_OK)
+        return pb_errorf(err, "%s: %s", name, inner.msg);
+    return PB_OK;
+}

@@ -1,0 +1,357 @@
+/* nodelink.c — networkx node-link JSON reader and writer (Jansson). */
+#include "nodelink.h"
+
+#include "core/fileio.h"
+#include "model/graph.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The text form of a node id (string, or integer printed in decimal). */
+static int nodelink_id(json_t *v, char *buf, size_t n)
+{
+    if (json_is_string(v)) {
+        snprintf(buf, n, "%s", json_string_value(v));
+        return 0;
+    }
+    if (json_is_integer(v)) {
+        snprintf(buf, n, "%lld", (long long)json_integer_value(v));
+        return 0;
+    }
+    return -1;
+}
+
+/* Non-zero when v is one of the strings nodelink_quote_nonfinite puts in place of NaN/Infinity. */
+static int nodelink_is_nonfinite(json_t *v)
+{
+    const char *s = json_is_string(v) ? json_string_value(v) : "";
+    return strcmp(s, "NaN") == 0 || strcmp(s, "Infinity") == 0 || strcmp(s, "-Infinity") == 0;
+}
+
+static int nodelink_number(json_t *node, const char *key, double *out, const char *label,
+                           const char *id, pb_error *err)
+{
+    json_t *v = json_object_get(node, key);
+    if (!v || json_is_null(v))
+        return PB_OK;
+    if (nodelink_is_nonfinite(v))
+        return pb_errorf(err, "%s: node '%s': field '%s' is %s (must be finite and >= 0)", label,
+                         id, key, json_string_value(v));
+    if (!json_is_number(v))
+        return pb_errorf(err, "%s: node '%s': field '%s' is not a number", label, id, key);
+    *out = json_number_value(v);
+    if (!isfinite(*out) || *out < 0)
+        return pb_errorf(err, "%s: node '%s': field '%s' is %g (must be finite and >= 0)", label,
+                         id, key, *out);
+    return PB_OK;
+}
+
+static int nodelink_node(graph_builder *b, json_t *node, size_t index, const char *label,
+                         pb_error *err)
+{
+    char id[512], group[512];
+    if (!json_is_object(node) || nodelink_id(json_object_get(node, "id"), id, sizeof id))
+        return pb_errorf(err, "%s: node #%zu has no string or integer 'id'", label, index);
+    graph_node_attrs a = {0};
+    a.colocation = -1;
+    json_t *type = json_object_get(node, "type");
+    if (!type)
+        type = json_object_get(node, "op");
+    a.type = json_is_string(type) ? json_string_value(type) : NULL;
+    double out_size = 0, coloc = -1;
+    if (nodelink_number(node, "cost", &a.cost_us, label, id, err) ||
+        nodelink_number(node, "mem", &a.param_bytes, label, id, err) ||
+        nodelink_number(node, "flops", &a.flops, label, id, err) ||
+        nodelink_number(node, "bytes", &a.bytes_accessed, label, id, err) ||
+        nodelink_number(node, "out_size", &out_size, label, id, err) ||
+        nodelink_number(node, "colocation", &coloc, label, id, err))
+        return PB_ERR;
+    if (coloc != -1 && (coloc != floor(coloc) || coloc > INT_MAX))
+        return pb_errorf(err, "%s: node '%s': field 'colocation' is %g (must be an integer class)",
+                         label, id, coloc);
+    a.colocation = (int)coloc;
+    double *ports = NULL;
+    json_t *sizes = json_object_get(node, "out_sizes");
+    if (sizes && json_is_array(sizes)) {
+        a.n_ports = (int)json_array_size(sizes);
+        ports = malloc((size_t)(a.n_ports ? a.n_ports : 1) * sizeof(double));
+        for (int p = 0; ports && p < a.n_ports; p++) {
+            json_t *s = json_array_get(sizes, (size_t)p);
+            double d = json_is_number(s) ? json_number_value(s) : NAN;
+            if (!isfinite(d) || d < 0) {
+                free(ports);
+                return pb_errorf(
+                    err, "%s: node '%s': out_sizes[%d] is %s (must be finite and >= 0)", label, id,
+                    p, nodelink_is_nonfinite(s) ? json_string_value(s) : "not a size");
+            }
+            ports[p] = d;
+        }
+    } else if (json_object_get(node, "out_size")) {
+        a.n_ports = 1;
+        ports = malloc(sizeof(double));
+        if (ports)
+            ports[0] = out_size;
+    }
+    a.port_bytes = ports;
+    json_t *g = json_object_get(node, "group");
+    if (g && !json_is_null(g)) {
+        if (nodelink_id(g, group, sizeof group)) {
+            free(ports);
+            return pb_errorf(err, "%s: node '%s': 'group' is not a string or integer", label, id);
+        }
+        a.group = group;
+    }
+    pb_error inner;
+    int rc = graph_add_node(b, id, &a, &inner);
+    free(ports);
+    if (rc < 0)
+        return pb_errorf(err, "%s: %s", label, inner.msg);
+    return PB_OK;
+}
+
+static int nodelink_link(graph_builder *b, json_t *link, size_t index, const char *label,
+                         pb_error *err)
+{
+    char src[512], dst[512];
+    if (!json_is_object(link) || nodelink_id(json_object_get(link, "source"), src, sizeof src) ||
+        nodelink_id(json_object_get(link, "target"), dst, sizeof dst))
+        return pb_errorf(err, "%s: link #%zu needs 'source' and 'target'", label, index);
+    int s = graph_find_node(b, src), d = graph_find_node(b, dst);
+    if (s < 0 || d < 0)
+        return pb_errorf(err, "%s: link #%zu '%s' -> '%s' is dangling: no node '%s'", label, index,
+                         src, dst, s < 0 ? src : dst);
+    json_t *port = json_object_get(link, "port");
+    int p = 0;
+    if (port && !json_is_null(port)) {
+        if (!json_is_integer(port) || json_integer_value(port) < 0 ||
+            json_integer_value(port) > GRAPH_MAX_PORT)
+            return pb_errorf(err, "%s: link '%s' -> '%s': 'port' is not an integer in 0..%d", label,
+                             src, dst, GRAPH_MAX_PORT);
+        p = (int)json_integer_value(port);
+    }
+    pb_error inner;
+    if (graph_add_edge(b, s, d, p, &inner) < 0)
+        return pb_errorf(err, "%s: %s", label, inner.msg);
+    return PB_OK;
+}
+
+static int nodelink_from_json(json_t *root, const char *label, pb_graph **out, pb_error *err)
+{
+    if (!json_is_object(root))
+        return pb_errorf(err, "%s: not a node-link JSON object", label);
+    json_t *nodes = json_object_get(root, "nodes");
+    json_t *links = json_object_get(root, "links");
+    if (!links)
+        links = json_object_get(root, "edges");
+    if (!json_is_array(nodes) || (links && !json_is_array(links)))
+        return pb_errorf(err, "%s: needs a 'nodes' array and a 'links' (or 'edges') array", label);
+    json_t *directed = json_object_get(root, "directed");
+    if (directed && json_is_false(directed))
+        return pb_errorf(err, "%s: graph is undirected ('directed': false); a DAG is required",
+                         label);
+    const char *base = strrchr(label, '/');
+    graph_builder *b = graph_builder_new(base ? base + 1 : label);
+    if (!b)
+        return pb_errorf(err, "out of memory");
+    size_t i;
+    json_t *v;
+    json_array_foreach(nodes, i, v)
+    {
+        if (nodelink_node(b, v, i, label, err)) {
+            graph_builder_free(b);
+            return PB_ERR;
+        }
+    }
+    if (links) {
+        json_array_foreach(links, i, v)
+        {
+            if (nodelink_link(b, v, i, label, err)) {
+                graph_builder_free(b);
+                return PB_ERR;
+            }
+        }
+    }
+    pb_error inner;
+    if (graph_build(b, out, &inner))
+        return pb_errorf(err, "%s: %s", label, inner.msg);
+    return PB_OK;
+}
+
+/* Length of the JSON number or NaN/Infinity token at p (outside strings), 0 if there is none. */
+static size_t nodelink_token(const char *p)
+{
+    size_t n = 0;
+    if (p[n] == '-')
+        n++;
+    if (strncmp(p + n, "NaN", 3) == 0)
+        return n + 3;
+    if (strncmp(p + n, "Infinity", 8) == 0)
+        return n + 8;
+    if (p[n] < '0' || p[n] > '9')
+        return 0;
+    while (p[n] && strchr("0123456789.eE+-", p[n]))
+        n++;
+    return n;
+}
+
+/*
+ * Python's json (and so networkx) writes float('nan') and float('inf') as bare NaN, Infinity and
+ * -Infinity, which Jansson rejects without saying where.  This copy of text turns them, and
+ * numbers too large for a double, into the strings "NaN", "Infinity" and "-Infinity", so the
+ * reader can name the node and field that holds one.  Caller frees; NULL when out of memory.
+ */
+static char *nodelink_quote_nonfinite(const char *text)
+{
+    size_t len = strlen(text);
+    /* A token of n chars becomes at most 11 ("-Infinity" quoted), and overflowing numbers have
+     * at least 5 chars, so the text at most doubles. */
+    char *out = malloc(len * 2 + 16), *w = out;
+    if (!out)
+        return NULL;
+    int in_string = 0;
+    for (const char *p = text; *p;) {
+        if (in_string) {
+            if (*p == '\\' && p[1]) {
+                *w++ = *p++;
+            } else if (*p == '"') {
+                in_string = 0;
+            }
+            *w++ = *p++;
+            continue;
+        }
+        if (*p == '"') {
+            in_string = 1;
+            *w++ = *p++;
+            continue;
+        }
+        size_t n = nodelink_token(p);
+        if (n == 0) {
+            *w++ = *p++;
+            continue;
+        }
+        double d = strchr("NI", p[p[0] == '-']) ? NAN : strtod(p, NULL);
+        const char *word = p[p[0] == '-'] == 'N' ? "NaN"
+                           : isinf(d) || p[p[0] == '-'] == 'I'
+                               ? (p[0] == '-' ? "-Infinity" : "Infinity")
+                               : NULL;
+        if (word) {
+            w += sprintf(w, "\"%s\"", word);
+        } else {
+            memcpy(w, p, n);
+            w += n;
+        }
+        p += n;
+    }
+    *w = '\0';
+    return out;
+}
+
+/* Node ids and Jansson's excerpts in a message may hold line breaks; errors stay one line. */
+static void nodelink_one_line(pb_error *err)
+{
+    for (char *p = err ? err->msg : NULL; p && *p; p++)
+        if (*p == '\n' || *p == '\r')
+            *p = ' ';
+}
+
+int nodelink_parse(const char *text, const char *label, pb_graph **out, pb_error *err)
+{
+    json_error_t je;
+    *out = NULL;
+    char *quoted = nodelink_quote_nonfinite(text);
+    if (!quoted)
+        return pb_errorf(err, "%s: out of memory", label);
+    json_t *root = json_loads(quoted, 0, &je);
+    free(quoted);
+    int rc = root ? nodelink_from_json(root, label, out, err)
+                  : pb_errorf(err, "%s:%d:%d: %s", label, je.line, je.column, je.text);
+    json_decref(root);
+    if (rc != PB_OK)
+        nodelink_one_line(err);
+    return rc;
+}
+
+int nodelink_read(const char *path, pb_graph **out, pb_error *err)
+{
+    *out = NULL;
+    char *text;
+    /* Graph files of real models reach tens of MB; a gigabyte is not a graph. */
+    if (fileio_read(path, (size_t)1 << 30, &text, NULL, err))
+        return PB_ERR;
+    int rc = nodelink_parse(text, path, out, err);
+    free(text);
+    return rc;
+}
+
+static json_t *nodelink_node_json(const pb_graph *g, int v)
+{
+    json_t *n = json_object();
+    json_object_set_new(n, "id", json_string(g->node_name[v]));
+    if (g->node_type[v][0])
+        json_object_set_new(n, "type", json_string(g->node_type[v]));
+    json_object_set_new(n, "cost", json_real(g->cost_us[v]));
+    json_object_set_new(n, "out_size", json_real(g->out_bytes[v]));
+    json_t *ports = json_array();
+    for (int p = g->port_start[v]; p < g->port_start[v + 1]; p++)
+        json_array_append_new(ports, json_real(g->port_bytes[p]));
+    json_object_set_new(n, "out_sizes", ports);
+    json_object_set_new(n, "mem", json_real(g->param_bytes[v]));
+    if (g->flops[v] > 0)
+        json_object_set_new(n, "flops", json_real(g->flops[v]));
+    if (g->bytes_accessed[v] > 0)
+        json_object_set_new(n, "bytes", json_real(g->bytes_accessed[v]));
+    if (g->group_of)
+        json_object_set_new(n, "group", json_string(g->grouped->node_name[g->group_of[v]]));
+    if (g->colocation && g->colocation[v] >= 0)
+        json_object_set_new(n, "colocation", json_integer(g->colocation[v]));
+    return n;
+}
+
+/* The node-link JSON object of g; caller decrefs. */
+static json_t *nodelink_to_json(const pb_graph *g)
+{
+    json_t *root = json_object();
+    json_object_set_new(root, "directed", json_true());
+    json_object_set_new(root, "multigraph", json_false());
+    json_t *meta = json_object();
+    json_object_set_new(meta, "name", json_string(g->name));
+    json_object_set_new(root, "graph", meta);
+    json_t *nodes = json_array(), *links = json_array();
+    for (int v = 0; v < g->n_nodes; v++)
+        json_array_append_new(nodes, nodelink_node_json(g, v));
+    for (int e = 0; e < g->n_edges; e++) {
+        json_t *l = json_object();
+        json_object_set_new(l, "source", json_string(g->node_name[g->edge_src[e]]));
+        json_object_set_new(l, "target", json_string(g->node_name[g->edge_dst[e]]));
+        json_object_set_new(l, "port", json_integer(g->edge_port[e]));
+        json_array_append_new(links, l);
+    }
+    json_object_set_new(root, "nodes", nodes);
+    json_object_set_new(root, "links", links);
+    return root;
+}
+
+int nodelink_write(const char *path, const pb_graph *g, pb_error *err)
+{
+    json_t *root = nodelink_to_json(g);
+    int rc = json_dump_file(root, path, JSON_INDENT(1) | JSON_REAL_PRECISION(17));
+    json_decref(root);
+    if (rc != 0)
+        return pb_errorf(err, "%s: cannot write", path);
+    return PB_OK;
+}
+
+int nodelink_fwrite(FILE *f, const pb_graph *g, pb_error *err)
+{
+    json_t *root = nodelink_to_json(g);
+    int rc = json_dumpf(root, f, JSON_INDENT(1) | JSON_REAL_PRECISION(17));
+    json_decref(root);
+    if (rc != 0 || fputc('\n', f) == EOF)
+        return pb_errorf(err, "cannot write the node-link JSON");
+    return PB_OK;
+}

@@ -1,0 +1,296 @@
+/* place.c — one run in this process: cluster, simulator, traversal order, embedding, the host
+ * table and the placer, set up and torn down in one place. */
+#include "place.h"
+
+#include "nn/nn_internal.h"
+
+#include "config/cluster.h"
+#include "plugin/compat.h"
+#include "plugin/options.h"
+#include "model/strategy.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* What the host table of one run points at. */
+typedef struct place_host {
+    const place_request *q;
+    const pb_graph *op_graph;
+    const pb_plugin_desc *sim;
+    void *prepared;
+    const pb_cluster *cluster;
+    int placer_is_1_1; /* the placer passes strategies in the ABI 1.1 layout */
+    pb_strategy ops;   /* op-level strategy buffer for expanding group strategies */
+    int *ops_device, *ops_replication, *ops_stage;
+    long long calls;
+    double soft_deadline; /* monotonic seconds; 0 = none */
+    double start;         /* monotonic seconds when the placer was called */
+} place_host;
+
+double place_now(clockid_t clock)
+{
+    struct timespec ts;
+    clock_gettime(clock, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Evaluates a strategy of the grouped graph (current layout). */
+static int place_evaluate(place_host *h, const pb_strategy *s, pb_eval *out, pb_error *err)
+{
+    const pb_graph *g = h->op_graph;
+    const pb_strategy *op_s = s;
+    if (g->grouped != g) {
+        h->ops.stage_count = h->ops_stage;
+        h->ops.replication = h->ops_replication;
+        if (strategy_expand(g, s, &h->ops, err))
+            return PB_ERR;
+        op_s = &h->ops;
+    }
+    if (pb_strategy_check(op_s, g->n_nodes, h->cluster, err))
+        return PB_ERR;
+    h->calls++;
+    return compat_evaluate(h->sim, h->prepared, op_s, out, err);
+}
+
+static int place_host_simulate(void *ctx, const pb_strategy *s, pb_eval *out, pb_error *err)
+{
+    place_host *h = ctx;
+    if (!h->placer_is_1_1)
+        return place_evaluate(h, s, out, err);
+    pb_strategy now;
+    compat_strategy_from_1_1((const compat_strategy_1_1 *)(const void *)s, &now);
+    return place_evaluate(h, &now, out, err);
+}
+
+/* The host, not the placer, measures the search's wall time of every curve point. */
+static void place_host_progress(void *ctx, const pb_progress *p)
+{
+    place_host *h = ctx;
+    if (!h->q->progress)
+        return;
+    pb_progress own = *p;
+    own.wall_s = place_now(CLOCK_MONOTONIC) - h->start;
+    h->q->progress(h->q->progress_ctx, &own);
+}
+
+static void place_host_log(void *ctx, int level, const char *msg)
+{
+    place_host *h = ctx;
+    static const char *const names[] = {"debug", "info", "warn"};
+    if (level >= PB_LOG_INFO)
+        fprintf(stderr, "[%s] %s: %s\n", h->q->log_id ? h->q->log_id : "place",
+                names[level > 2 ? 2 : level], msg);
+}
+
+static int place_host_deadline(void *ctx)
+{
+    place_host *h = ctx;
+    return h->soft_deadline > 0 && place_now(CLOCK_MONOTONIC) >= h->soft_deadline;
+}
+
+static int place_has(const plan_plugin *pp)
+{
+    return pp && pp->entry;
+}
+
+/* Creates an instance of a resolved plugin. */
+static int place_create(const plan_plugin *pp, const pb_host *host, unsigned long long run_seed,
+                        const char *label, void **inst, pb_error *err)
+{
+    const pb_traversal_ops *common = pp->entry->desc->ops; /* create is first in every table */
+    pb_create_args a = options_create_args(&pp->opts, host, pb_seed_derive(run_seed, label));
+    return common->create(&a, inst, err);
+}
+
+/* Everything one run allocates, released in one place. */
+typedef struct place_state {
+    pb_cluster *cluster;
+    pb_budget budget;
+    pb_embedding_ref embedding;
+    void *sim_inst, *prepared, *trav_inst, *emb_inst, *placer_inst;
+    int *order, *best_device;
+    double *peak;
+} place_state;
+
+static void place_state_free(const place_request *q, place_host *h, place_state *st)
+{
+    if (st->placer_inst)
+        ((const pb_placer_ops *)q->placer->entry->desc->ops)->destroy(st->placer_inst);
+    if (st->emb_inst)
+        ((const pb_embedding_ops *)q->embedding->entry->desc->ops)->destroy(st->emb_inst);
+    if (st->trav_inst)
+        ((const pb_traversal_ops *)q->traversal->entry->desc->ops)->destroy(st->trav_inst);
+    const pb_simulator_ops *sim = q->simulator->entry->desc->ops;
+    if (st->prepared)
+        sim->release(st->prepared);
+    if (st->sim_inst)
+        sim->destroy(st->sim_inst);
+    cluster_free(st->cluster);
+    free(st->order);
+    free(st->best_device);
+    free(st->peak);
+    free(h->ops_device);
+    free(h->ops_replication);
+    free(h->ops_stage);
+}
+
+/* Sets up simulator, traversal order and embedding; fills the problem. */
+static int place_setup(const place_request *q, place_host *h, const pb_host *host, place_state *st,
+                       pb_problem *prob, pb_error *err)
+{
+    const pb_graph *g = q->graph, *gg = g->grouped;
+    if (cluster_preset_seeded(q->cluster, q->n_devices, q->cluster_seed, &st->cluster, err))
+        return PB_ERR;
+    const pb_simulator_ops *sim = q->simulator->entry->desc->ops;
+    h->sim = q->simulator->entry->desc;
+    h->cluster = st->cluster;
+    if (place_create(q->simulator, host, q->seed, "simulator", &st->sim_inst, err) ||
+        sim->prepare(st->sim_inst, g, st->cluster, &st->prepared, err))
+        return PB_ERR;
+    h->prepared = st->prepared;
+    size_t n = (size_t)g->n_nodes;
+    h->ops_device = malloc(n * sizeof(int));
+    h->ops_replication = malloc(n * sizeof(int));
+    h->ops_stage = malloc(n * sizeof(int));
+    st->best_device = malloc((size_t)gg->n_nodes * sizeof(int));
+    st->peak = calloc((size_t)q->n_devices, sizeof(double));
+    if (!h->ops_device || !h->ops_replication || !h->ops_stage || !st->best_device || !st->peak)
+        return pb_errorf(err, "out of memory");
+    pb_strategy_placement(&h->ops, g->n_nodes, h->ops_device);
+    memset(prob, 0, sizeof *prob);
+    prob->struct_size = sizeof *prob;
+    prob->graph = gg;
+    prob->op_graph = g;
+    prob->cluster = st->cluster;
+    st->budget = (pb_budget){
+        .struct_size = sizeof st->budget, .episodes = q->episodes, .sim_calls = q->sim_calls};
+    prob->budget = &st->budget;
+    if (place_has(q->traversal)) {
+        const pb_traversal_ops *t = q->traversal->entry->desc->ops;
+        st->order = malloc((size_t)gg->n_nodes * sizeof(int));
+        if (!st->order)
+            return pb_errorf(err, "out of memory");
+        if (place_create(q->traversal, host, q->seed, "traversal", &st->trav_inst, err) ||
+            t->order(st->trav_inst, gg, st->order, err))
+            return PB_ERR;
+        prob->order = st->order;
+    }
+    if (place_has(q->embedding)) {
+        if (place_create(q->embedding, host, q->seed, "embedding", &st->emb_inst, err))
+            return PB_ERR;
+        st->embedding = (pb_embedding_ref){.struct_size = sizeof st->embedding,
+                                           .ops = q->embedding->entry->desc->ops,
+                                           .instance = st->emb_inst,
+                                           .name = q->embedding->entry->desc->name};
+        prob->embedding = &st->embedding;
+    }
+    return PB_OK;
+}
+
+/* Runs the placer and evaluates what it returned. */
+static int place_solve(const place_request *q, place_host *h, const pb_host *host, place_state *st,
+                       const pb_problem *prob, place_result *res, pb_error *err)
+{
+    if (place_create(q->placer, host, q->seed, "placer", &st->placer_inst, err))
+        return PB_ERR;
+    const pb_placer_ops *pl = q->placer->entry->desc->ops;
+    int n = q->graph->grouped->n_nodes;
+    pb_strategy bs;
+    pb_strategy_placement(&bs, n, st->best_device);
+    double c = place_now(CLOCK_PROCESS_CPUTIME_ID);
+    double initial = NAN;
+    h->start = place_now(CLOCK_MONOTONIC);
+    int rc;
+    if (h->placer_is_1_1) {
+        compat_problem_1_1 old_prob;
+        compat_strategy_1_1 old_best;
+        compat_problem_to_1_1(prob, &old_prob);
+        compat_strategy_to_1_1(&bs, &old_best);
+        rc = pl->place(st->placer_inst, (const pb_problem *)(const void *)&old_prob,
+                       (pb_strategy *)(void *)&old_best, &initial, err);
+        compat_strategy_from_1_1(&old_best, &bs);
+    } else {
+        rc = pl->place(st->placer_inst, prob, &bs, &initial, err);
+    }
+    res->wall_s = place_now(CLOCK_MONOTONIC) - h->start;
+    res->cpu_s = place_now(CLOCK_PROCESS_CPUTIME_ID) - c;
+    res->initial_us = initial < 0 ? NAN : initial;
+    res->sim_calls = h->calls;
+    if (rc != PB_OK)
+        return PB_ERR;
+    /* The harness evaluates the returned strategy itself: the stored step time is the
+     * simulator's, not the placer's claim. */
+    pb_eval ev = {.struct_size = sizeof ev, .feasible = 1, .peak_mem_bytes = st->peak};
+    if (place_evaluate(h, &bs, &ev, err))
+        return PB_ERR;
+    h->calls = res->sim_calls;
+    res->best_us = ev.step_time_us;
+    if (res->best_device)
+        memcpy(res->best_device, st->best_device, (size_t)n * sizeof(int));
+    if (res->peak_mem)
+        memcpy(res->peak_mem, st->peak, (size_t)q->n_devices * sizeof(double));
+    return PB_OK;
+}
+
+int place_run(const place_request *q, place_result *res, pb_error *err)
+{
+    nn_blas_threads(1);
+    res->initial_us = res->best_us = NAN;
+    res->sim_calls = 0;
+    res->wall_s = res->cpu_s = 0;
+    place_host h = {0};
+    h.q = q;
+    h.op_graph = q->graph;
+    h.placer_is_1_1 = compat_is_1_1(q->placer->entry->desc);
+    if (q->timeout_s > 0)
+        h.soft_deadline = place_now(CLOCK_MONOTONIC) + 0.9 * q->timeout_s;
+    pb_host host = {sizeof host,         &h,
+                    place_host_simulate, place_host_progress,
+                    place_host_log,      place_host_deadline};
+    place_state st = {0};
+    pb_problem prob;
+    int rc = place_setup(q, &h, &host, &st, &prob, err);
+    if (rc == PB_OK)
+        rc = place_solve(q, &h, &host, &st, &prob, res, err);
+    place_state_free(q, &h, &st);
+    return rc;
+}
+
+int place_plugin_resolve(loader *l, int kind, const char *name, const char *const *kv, int n,
+                         const char *where, plan_plugin *out, pb_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (loader_find(l, kind, name, &out->entry, err))
+        return PB_ERR;
+    option_kv *pairs = calloc((size_t)(n > 0 ? n : 1), sizeof *pairs);
+    char **keys = calloc((size_t)(n > 0 ? n : 1), sizeof *keys);
+    int rc = pairs && keys ? PB_OK : pb_errorf(err, "out of memory");
+    for (int i = 0; rc == PB_OK && i < n; i++) {
+        const char *eq = strchr(kv[i], '=');
+        if (!eq || eq == kv[i])
+            rc = pb_errorf(err, "%s: option '%s' is not key=value", where, kv[i]);
+        else if (!(keys[i] = strndup(kv[i], (size_t)(eq - kv[i]))))
+            rc = pb_errorf(err, "out of memory");
+        else
+            pairs[i] = (option_kv){keys[i], eq + 1};
+    }
+    if (rc == PB_OK)
+        rc = options_resolve(out->entry->desc, pairs, n, where, &out->opts, err);
+    for (int i = 0; keys && i < n; i++)
+        free(keys[i]);
+    free(keys);
+    free(pairs);
+    if (rc != PB_OK)
+        out->entry = NULL;
+    return rc;
+}
+
+void place_plugin_free(plan_plugin *pp)
+{
+    if (pp->entry)
+        option_set_free(&pp->opts);
+    pp->entry = NULL;
+}

@@ -1,0 +1,497 @@
+/* runner.c — the sweep runner: one forked worker per run, at most -j at once, wall-time limits,
+ * crash isolation, progress on stderr, results written by the parent only. */
+#include "runner.h"
+
+#include "place.h"
+#include "store/store.h"
+#include "core/version.h"
+
+#include <errno.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------ worker side */
+
+/* Writes one protocol line; the parent ignores a line cut short by a crash. */
+static void runner_send(int fd, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf, sizeof buf - 1, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    if (n > (int)sizeof buf - 2)
+        n = (int)sizeof buf - 2;
+    buf[n++] = '\n';
+    for (int off = 0; off < n;) {
+        ssize_t w = write(fd, buf + off, (size_t)(n - off));
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return;
+        off += (int)w;
+    }
+}
+
+/* A learning-curve point, sent to the parent as a "P" line. */
+static void runner_progress_line(void *ctx, const pb_progress *p)
+{
+    const int *fd = ctx;
+    runner_send(*fd, "P %d %.17g %.17g %lld %.17g", p->episode, p->episode_best_us,
+                p->best_so_far_us, p->sim_calls, p->wall_s);
+}
+
+/* Sends the final result line and an error line; returns status. */
+static int runner_finish(int fd, int status, double initial, double best, long long calls,
+                         double wall, const char *error)
+{
+    if (error) {
+        char clean[512];
+        snprintf(clean, sizeof clean, "%s", error);
+        for (char *c = clean; *c; c++)
+            if (*c == '\n' || *c == '\r')
+                *c = ' ';
+        runner_send(fd, "E %s", clean);
+    }
+    runner_send(fd, "R %d %.17g %.17g %lld %.17g", status, initial, best, calls, wall);
+    return status;
+}
+
+int runner_execute(const plan *p, const plan_run *r, int fd)
+{
+    const run_spec *s = r->spec;
+    /* A random topology is drawn per repeat from the experiment seed, not the run seed: every
+     * placer of one repeat is measured on the same cluster. */
+    char label[32];
+    snprintf(label, sizeof label, "cluster#%d", s->repeat);
+    place_request q = {
+        .graph = r->graph,
+        .cluster = s->cluster,
+        .n_devices = s->n_devices,
+        .cluster_seed = pb_seed_derive(p->x->seed, label),
+        .simulator = &r->simulator,
+        .placer = &r->placer,
+        .embedding = &r->embedding,
+        .traversal = &r->traversal,
+        .seed = s->seed,
+        .episodes = s->episodes,
+        .sim_calls = s->sim_calls,
+        .timeout_s = s->timeout_s,
+        .log_id = s->run_id,
+        .progress = runner_progress_line,
+        .progress_ctx = &fd,
+    };
+    place_result res = {0};
+    pb_error err = {{0}};
+    int status = place_run(&q, &res, &err) == PB_OK ? STORE_OK : STORE_FAILED;
+    return runner_finish(fd, status, res.initial_us, res.best_us, res.sim_calls, res.wall_s,
+                         status == STORE_OK ? NULL : err.msg);
+}
+
+/* ------------------------------------------------------------ parent side */
+
+typedef struct runner_worker {
+    pid_t pid;
+    int fd;
+    int run; /* index into plan runs */
+    double started_mono, started_wall, deadline;
+    int timed_out;
+    char buf[4096];
+    size_t len;
+    store_curve_point *curve;
+    int n_curve, cap_curve;
+    int have_result, status;
+    double initial, best, wall;
+    long long calls;
+    char error[520];
+} runner_worker;
+
+static void runner_worker_line(runner_worker *w, char *line)
+{
+    if (line[0] == 'P') {
+        store_curve_point pt;
+        if (sscanf(line, "P %d %lf %lf %lld %lf", &pt.episode, &pt.episode_best_us,
+                   &pt.best_so_far_us, &pt.sim_calls, &pt.wall_s) != 5)
+            return;
+        if (w->n_curve == w->cap_curve) {
+            int ncap = w->cap_curve ? w->cap_curve * 2 : 64;
+            store_curve_point *nc = realloc(w->curve, (size_t)ncap * sizeof *nc);
+            if (!nc)
+                return;
+            w->curve = nc;
+            w->cap_curve = ncap;
+        }
+        w->curve[w->n_curve++] = pt;
+    } else if (line[0] == 'E' && line[1] == ' ') {
+        snprintf(w->error, sizeof w->error, "%s", line + 2);
+    } else if (line[0] == 'R') {
+        if (sscanf(line, "R %d %lf %lf %lld %lf", &w->status, &w->initial, &w->best, &w->calls,
+                   &w->wall) == 5)
+            w->have_result = 1;
+    }
+}
+
+/* Reads what is available; returns 0 at end of file. */
+static int runner_worker_read(runner_worker *w)
+{
+    ssize_t n = read(w->fd, w->buf + w->len, sizeof w->buf - 1 - w->len);
+    if (n < 0)
+        return errno == EINTR || errno == EAGAIN ? 1 : 0;
+    if (n == 0)
+        return 0;
+    w->len += (size_t)n;
+    w->buf[w->len] = '\0';
+    char *start = w->buf, *nl;
+    while ((nl = strchr(start, '\n')) != NULL) {
+        *nl = '\0';
+        runner_worker_line(w, start);
+        start = nl + 1;
+    }
+    w->len = strlen(start);
+    memmove(w->buf, start, w->len + 1);
+    if (w->len == sizeof w->buf - 1)
+        w->len = 0; /* an over-long line: drop it */
+    return 1;
+}
+
+static void runner_describe_exit(runner_worker *w, int wstatus, double timeout)
+{
+    if (w->timed_out) {
+        w->status = STORE_TIMEOUT;
+        snprintf(w->error, sizeof w->error, "timeout: killed after the %.6g s wall-time limit",
+                 timeout);
+    } else if (WIFSIGNALED(wstatus)) {
+        w->status = STORE_CRASHED;
+        snprintf(w->error, sizeof w->error, "crashed: signal %d (%s)", WTERMSIG(wstatus),
+                 strsignal(WTERMSIG(wstatus)));
+    } else if (!w->have_result) {
+        w->status = STORE_CRASHED;
+        snprintf(w->error, sizeof w->error, "crashed: worker exited with status %d and no result",
+                 WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1);
+    }
+}
+
+static const char *runner_plugin_version(const plan_plugin *pp)
+{
+    return pp->entry ? pp->entry->desc->version : NULL;
+}
+
+static int runner_store(store *st, const plan *p, runner_worker *w, pb_error *err)
+{
+    const plan_run *r = &p->runs[w->run];
+    const run_spec *s = r->spec;
+    int ok = w->status == STORE_OK;
+    store_run rec = {
+        .run_id = s->run_id,
+        .experiment = p->x->name,
+        .settings_json = s->settings_json,
+        .dataset = s->dataset,
+        .graph = r->graph->name,
+        .graph_checksum = r->graph->checksum,
+        .n_nodes = r->graph->grouped->n_nodes,
+        .n_devices = s->n_devices,
+        .cluster = s->cluster,
+        .simulator = s->simulator.name,
+        .simulator_version = runner_plugin_version(&r->simulator),
+        .placer = s->placer.name,
+        .placer_version = runner_plugin_version(&r->placer),
+        .embedding = s->embedding.name,
+        .embedding_version = runner_plugin_version(&r->embedding),
+        .traversal = s->traversal.name,
+        .traversal_version = runner_plugin_version(&r->traversal),
+        .repeat = s->repeat,
+        .seed = s->seed,
+        .placebench_version = pb_version_string(),
+        .status = w->status,
+        .error = ok ? NULL : w->error,
+        .initial_us = w->have_result ? w->initial : NAN,
+        .best_us = ok ? w->best : NAN,
+        .search_wall_s = w->have_result ? w->wall : place_now(CLOCK_MONOTONIC) - w->started_mono,
+        .sim_calls = w->calls,
+        .started_at = w->started_wall,
+        .finished_at = place_now(CLOCK_REALTIME),
+    };
+    return store_put_run(st, &rec, w->curve, w->n_curve, err);
+}
+
+/* The worker: never returns. */
+static void runner_child(const plan *p, int run, int fd, pid_t parent)
+{
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent)
+        _exit(3);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGPIPE, SIG_DFL);
+    runner_execute(p, &p->runs[run], fd);
+    close(fd);
+    _exit(0);
+}
+
+static int runner_spawn(const plan *p, int run, runner_worker *w, const runner_worker *all,
+                        int n_all, double timeout, pb_error *err)
+{
+    int fds[2];
+    if (pipe(fds) != 0)
+        return pb_errorf(err, "pipe: %s", strerror(errno));
+    fflush(stdout);
+    fflush(stderr);
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        return pb_errorf(err, "fork: %s", strerror(errno));
+    }
+    if (pid == 0) {
+        close(fds[0]);
+        for (int i = 0; i < n_all; i++)
+            if (all[i].pid > 0)
+                close(all[i].fd);
+        runner_child(p, run, fds[1], parent);
+    }
+    close(fds[1]);
+    memset(w, 0, sizeof *w);
+    w->pid = pid;
+    w->fd = fds[0];
+    w->run = run;
+    w->started_mono = place_now(CLOCK_MONOTONIC);
+    w->started_wall = place_now(CLOCK_REALTIME);
+    w->deadline = timeout > 0 ? w->started_mono + timeout : 0;
+    w->status = STORE_FAILED;
+    w->initial = w->best = NAN;
+    return PB_OK;
+}
+
+typedef struct runner_progress {
+    int mode; /* 0 quiet, 1 lines, 2 terminal */
+    int total, done, ok, failed;
+    double t0, last_print;
+} runner_progress;
+
+static void runner_format_eta(double s, char *buf, size_t n)
+{
+    long t = (long)(s + 0.5);
+    if (t >= 3600)
+        snprintf(buf, n, "%ldh%02ldm", t / 3600, (t % 3600) / 60);
+    else
+        snprintf(buf, n, "%ldm%02lds", t / 60, t % 60);
+}
+
+static void runner_print_progress(runner_progress *pr, int force)
+{
+    if (pr->mode == 0)
+        return;
+    double now = place_now(CLOCK_MONOTONIC);
+    if (!force && pr->mode == 1 && now - pr->last_print < 5.0)
+        return;
+    pr->last_print = now;
+    double el = now - pr->t0;
+    char eta[32] = "?";
+    if (pr->done > 0)
+        runner_format_eta(el / pr->done * (pr->total - pr->done), eta, sizeof eta);
+    char line[200];
+    snprintf(line, sizeof line, "[%d/%d] %.0f%%  ok %d  failed %d  elapsed %.0fs  ETA %s", pr->done,
+             pr->total, pr->total ? 100.0 * pr->done / pr->total : 100.0, pr->ok, pr->failed, el,
+             eta);
+    if (pr->mode == 2)
+        fprintf(stderr, "\r%-78s", line);
+    else
+        fprintf(stderr, "%s\n", line);
+}
+
+/* Finalises a worker whose pipe reached end of file: reap, classify, store. */
+static int runner_reap(store *st, const plan *p, runner_worker *w, double timeout,
+                       runner_progress *pr, pb_error *err)
+{
+    int wstatus = 0;
+    while (waitpid(w->pid, &wstatus, 0) < 0 && errno == EINTR)
+        ;
+    close(w->fd);
+    runner_describe_exit(w, wstatus, timeout);
+    int rc = runner_store(st, p, w, err);
+    pr->done++;
+    if (w->status == STORE_OK) {
+        pr->ok++;
+    } else {
+        pr->failed++;
+        const run_spec *s = p->runs[w->run].spec;
+        if (pr->mode == 2)
+            fputc('\n', stderr);
+        if (pr->mode)
+            fprintf(stderr, "run %s (%s on %s, %d devices, repeat %d) failed: %s\n", s->run_id,
+                    s->placer.name, p->runs[w->run].graph->name, s->n_devices, s->repeat, w->error);
+    }
+    free(w->curve);
+    w->curve = NULL;
+    w->pid = 0;
+    runner_print_progress(pr, 0);
+    return rc;
+}
+
+static int runner_open_store(const plan *p, const runner_opts *o, store **st, pb_error *err)
+{
+    const char *path = o->results ? o->results : p->x->results;
+    /* Create the folder of the results file if needed (one level, e.g. results/). */
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash && slash != dir) {
+        *slash = '\0';
+        if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+            return pb_errorf(err, "%s: cannot create folder: %s", dir, strerror(errno));
+    }
+    if (store_open(path, 1, st, err))
+        return PB_ERR;
+    if (store_set_experiment(*st, p->x->name, p->x->config_json, p->x->seed, err)) {
+        store_close(*st);
+        return PB_ERR;
+    }
+    return PB_OK;
+}
+
+/* Kills timed-out workers; returns the poll timeout in ms until the next deadline. */
+static int runner_enforce_deadlines(runner_worker *ws, int jobs)
+{
+    double now = place_now(CLOCK_MONOTONIC), next = 1.0;
+    for (int i = 0; i < jobs; i++) {
+        if (ws[i].pid <= 0 || ws[i].deadline <= 0 || ws[i].timed_out)
+            continue;
+        if (now >= ws[i].deadline) {
+            ws[i].timed_out = 1;
+            kill(ws[i].pid, SIGKILL);
+        } else if (ws[i].deadline - now < next) {
+            next = ws[i].deadline - now;
+        }
+    }
+    return (int)(next * 1000) + 1;
+}
+
+static int runner_cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+/* Writes the indices of the shard's runs to pick (all of them, or o->sample drawn uniformly
+ * without replacement from o->sample_seed, in plan order) into out; returns their count.
+ * *shard_all receives the shard's run count. */
+static int runner_pick(const plan *p, int shards, const runner_opts *o, int *out, int *shard_all)
+{
+    int n = 0;
+    for (int i = 0; i < p->n_runs; i++)
+        if (i % shards == o->shard_index)
+            out[n++] = i;
+    *shard_all = n;
+    if (o->sample <= 0 || o->sample >= n)
+        return n;
+    pb_rng rng;
+    pb_rng_seed(&rng, o->sample_seed);
+    for (int k = 0; k < o->sample; k++) {
+        int j = k + (int)pb_rng_below(&rng, (uint64_t)(n - k));
+        int t = out[k];
+        out[k] = out[j];
+        out[j] = t;
+    }
+    qsort(out, (size_t)o->sample, sizeof *out, runner_cmp_int);
+    return o->sample;
+}
+
+int runner_run(plan *p, const runner_opts *o, runner_summary *sum, pb_error *err)
+{
+    memset(sum, 0, sizeof *sum);
+    store *st;
+    if (runner_open_store(p, o, &st, err))
+        return PB_ERR;
+    int shards = o->shard_count > 0 ? o->shard_count : 1;
+    int *todo = malloc((size_t)(p->n_runs ? p->n_runs : 1) * sizeof(int)), n_todo = 0;
+    int jobs = o->jobs > 0 ? o->jobs : 1;
+    runner_worker *ws = calloc((size_t)jobs, sizeof *ws);
+    if (!todo || !ws) {
+        free(todo);
+        free(ws);
+        store_close(st);
+        return pb_errorf(err, "out of memory");
+    }
+    int n_pick = runner_pick(p, shards, o, todo, &sum->shard_all);
+    for (int k = 0; k < n_pick; k++) {
+        int i = todo[k];
+        sum->in_shard++;
+        if (store_has_run(st, p->runs[i].spec->run_id))
+            sum->skipped++;
+        else
+            todo[n_todo++] = i;
+    }
+    runner_progress pr = {o->progress, n_todo, 0, 0, 0, place_now(CLOCK_MONOTONIC), 0};
+    if (pr.mode && sum->skipped)
+        fprintf(stderr, "%d of %d runs already in the results file; %d to run\n", sum->skipped,
+                sum->in_shard, n_todo);
+    signal(SIGPIPE, SIG_IGN);
+    int next = 0, active = 0, rc = PB_OK;
+    struct pollfd *pfd = malloc((size_t)jobs * sizeof *pfd);
+    int *slot = malloc((size_t)jobs * sizeof(int));
+    while (rc == PB_OK && (next < n_todo || active > 0) && pfd && slot) {
+        for (int i = 0; i < jobs && next < n_todo && rc == PB_OK; i++)
+            if (ws[i].pid <= 0) {
+                double timeout =
+                    o->timeout_s > 0 ? o->timeout_s : p->runs[todo[next]].spec->timeout_s;
+                rc = runner_spawn(p, todo[next], &ws[i], ws, jobs, timeout, err);
+                next++;
+                active += rc == PB_OK;
+            }
+        int np = 0;
+        for (int i = 0; i < jobs; i++)
+            if (ws[i].pid > 0) {
+                pfd[np] = (struct pollfd){ws[i].fd, POLLIN, 0};
+                slot[np++] = i;
+            }
+        int wait_ms = runner_enforce_deadlines(ws, jobs);
+        if (np == 0)
+            continue;
+        if (poll(pfd, (nfds_t)np, wait_ms) < 0 && errno != EINTR) {
+            rc = pb_errorf(err, "poll: %s", strerror(errno));
+            break;
+        }
+        for (int k = 0; k < np && rc == PB_OK; k++) {
+            if (!(pfd[k].revents & (POLLIN | POLLHUP | POLLERR)))
+                continue;
+            runner_worker *w = &ws[slot[k]];
+            if (runner_worker_read(w))
+                continue;
+            double timeout = o->timeout_s > 0 ? o->timeout_s : p->runs[w->run].spec->timeout_s;
+            rc = runner_reap(st, p, w, timeout, &pr, err);
+            active--;
+        }
+    }
+    for (int i = 0; i < jobs; i++)
+        if (ws[i].pid > 0) { /* only after a harness error: stop the rest */
+            kill(ws[i].pid, SIGKILL);
+            waitpid(ws[i].pid, NULL, 0);
+            close(ws[i].fd);
+            free(ws[i].curve);
+        }
+    runner_print_progress(&pr, 1);
+    if (pr.mode == 2)
+        fputc('\n', stderr);
+    sum->ok = pr.ok;
+    sum->failed = pr.failed;
+    sum->wall_s = place_now(CLOCK_MONOTONIC) - pr.t0;
+    free(pfd);
+    free(slot);
+    free(todo);
+    free(ws);
+    store_close(st);
+    return rc;
+}

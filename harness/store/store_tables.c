@@ -1,0 +1,512 @@
+/* store_tables.c — the papers' tables from a results file: order win counts and per-embedding
+ * improvement, computation time and EC ratio. */
+#include "store_tables.h"
+
+#include "core/array.h"
+#include "store_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------- families and name lists */
+
+/* The family of a dataset entry: the name of the folder it names, or of the folder its graph
+ * file lies in ("datasets/check8/cifar10" and "datasets/cifar10/cifar10-00.json" are both
+ * "cifar10"; a bare family name is itself). */
+static void store_tables_family(const char *dataset, char *buf, size_t n)
+{
+    size_t len = strlen(dataset);
+    while (len > 1 && dataset[len - 1] == '/')
+        len--;
+    if (len > 5 && strncmp(dataset + len - 5, ".json", 5) == 0) {
+        while (len > 0 && dataset[len - 1] != '/')
+            len--;
+        while (len > 1 && dataset[len - 1] == '/')
+            len--;
+    }
+    size_t start = len;
+    while (start > 0 && dataset[start - 1] != '/')
+        start--;
+    if (start == len) { /* a graph file with no folder */
+        snprintf(buf, n, "%s", dataset);
+        return;
+    }
+    snprintf(buf, n, "%.*s", (int)(len - start), dataset + start);
+}
+
+/* A sorted set of owned strings. */
+typedef struct store_tables_names {
+    char **items;
+    int n, cap;
+} store_tables_names;
+
+static int store_tables_name_index(const store_tables_names *s, const char *name)
+{
+    int lo = 0, hi = s->n - 1;
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2, c = strcmp(s->items[mid], name);
+        if (c == 0)
+            return mid;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid - 1;
+    }
+    return -1;
+}
+
+static int store_tables_name_add(store_tables_names *s, const char *name)
+{
+    int at = 0;
+    while (at < s->n && strcmp(s->items[at], name) < 0)
+        at++;
+    if (at < s->n && strcmp(s->items[at], name) == 0)
+        return PB_OK;
+    char *copy = strdup(name);
+    if (!copy || array_grow(&s->items, &s->cap, s->n + 1, sizeof *s->items)) {
+        free(copy);
+        return PB_ERR;
+    }
+    memmove(s->items + at + 1, s->items + at, (size_t)(s->n - at) * sizeof *s->items);
+    s->items[at] = copy;
+    s->n++;
+    return PB_OK;
+}
+
+static void store_tables_names_free(char **items, int n)
+{
+    for (int i = 0; i < n; i++)
+        free(items[i]);
+    free(items);
+}
+
+/* A sorted set of device counts. */
+static int store_tables_device_add(int **items, int *n, int *cap, int d)
+{
+    int at = 0;
+    while (at < *n && (*items)[at] < d)
+        at++;
+    if (at < *n && (*items)[at] == d)
+        return PB_OK;
+    if (array_grow(items, cap, *n + 1, sizeof **items))
+        return PB_ERR;
+    memmove(*items + at + 1, *items + at, (size_t)(*n - at) * sizeof **items);
+    (*items)[at] = d;
+    (*n)++;
+    return PB_OK;
+}
+
+static int store_tables_device_index(const int *items, int n, int d)
+{
+    for (int i = 0; i < n; i++)
+        if (items[i] == d)
+            return i;
+    return -1;
+}
+
+static const char *store_tables_text(sqlite3_stmt *st, int col)
+{
+    const char *t = (const char *)sqlite3_column_text(st, col);
+    return t ? t : "";
+}
+
+/* ---------------------------------------------------------------- order wins */
+
+/* Ok runs of the placer with a traversal order (and the embedding when not NULL). */
+#define STORE_TABLES_ORDER_WHERE                                                                   \
+    " r.status = 0 AND r.placer = ?1 AND (?2 IS NULL OR r.embedding = ?2)"                         \
+    " AND NULLIF(r.traversal, '') IS NOT NULL"
+
+static const char store_tables_embeddings_sql[] =
+    "SELECT COUNT(DISTINCT COALESCE(NULLIF(r.embedding, ''), '-')) FROM runs r"
+    " WHERE" STORE_TABLES_ORDER_WHERE;
+
+static const char store_tables_groups_sql[] = "SELECT DISTINCT r.dataset, r.n_devices, r.traversal "
+                                              "FROM runs r WHERE" STORE_TABLES_ORDER_WHERE;
+
+/* One (graph, order) mean of an episode. */
+typedef struct store_tables_mean {
+    int cell;  /* dataset * n_devices + devices index */
+    char *key; /* dataset entry and graph name, identifying the graph */
+    int order;
+    double mean;
+} store_tables_mean;
+
+static int store_tables_cmp_mean(const void *x, const void *y)
+{
+    const store_tables_mean *a = x, *b = y;
+    if (a->cell != b->cell)
+        return a->cell < b->cell ? -1 : 1;
+    int c = strcmp(a->key, b->key);
+    return c ? c : (a->order > b->order) - (a->order < b->order);
+}
+
+static int store_tables_bind(sqlite3_stmt *st, const char *placer, const char *embedding)
+{
+    sqlite3_bind_text(st, 1, placer, -1, SQLITE_STATIC);
+    if (embedding)
+        sqlite3_bind_text(st, 2, embedding, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, 2);
+    return PB_OK;
+}
+
+/* Fails unless the placer's runs with orders use exactly one embedding (or embedding is set). */
+static int store_tables_one_embedding(store *s, const char *placer, const char *embedding,
+                                      pb_error *err)
+{
+    sqlite3_stmt *st;
+    if (store_prepare(s, store_tables_embeddings_sql, &st, err))
+        return PB_ERR;
+    store_tables_bind(st, placer, embedding);
+    int rc = sqlite3_step(st);
+    long long n = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
+    sqlite3_finalize(st);
+    if (n < 0)
+        return store_sql_error(s, "counting embeddings", err);
+    if (n == 0)
+        return pb_errorf(err, "%s: no run of placer '%s'%s%s with a traversal order finished ok",
+                         s->path, placer, embedding ? " and embedding " : "",
+                         embedding ? embedding : "");
+    if (n > 1)
+        return pb_errorf(err,
+                         "%s: the runs of placer '%s' use %lld embeddings; order win counts "
+                         "compare orders of one embedding (choose it with --embedding)",
+                         s->path, placer, n);
+    return PB_OK;
+}
+
+/* Lists datasets (as families), device counts and orders, and which orders each (family,
+ * devices) group has: need[cell * n_orders + o]. */
+static int store_tables_order_groups(store *s, const char *placer, const char *embedding,
+                                     store_order_wins *w, char **need, pb_error *err)
+{
+    store_tables_names fam = {0}, ord = {0};
+    int dev_cap = 0;
+    sqlite3_stmt *st;
+    if (store_prepare(s, store_tables_groups_sql, &st, err))
+        return PB_ERR;
+    store_tables_bind(st, placer, embedding);
+    int rc, oom = 0;
+    char family[512];
+    while (!oom && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        store_tables_family(store_tables_text(st, 0), family, sizeof family);
+        oom = store_tables_name_add(&fam, family) ||
+              store_tables_device_add(&w->devices, &w->n_devices, &dev_cap,
+                                      sqlite3_column_int(st, 1)) ||
+              store_tables_name_add(&ord, store_tables_text(st, 2));
+    }
+    w->datasets = fam.items;
+    w->n_datasets = fam.n;
+    w->orders = ord.items;
+    w->n_orders = ord.n;
+    size_t cells = (size_t)fam.n * w->n_devices;
+    if (!oom && rc == SQLITE_DONE && !(*need = calloc(cells * ord.n + 1, 1)))
+        oom = 1;
+    sqlite3_reset(st);
+    while (!oom && rc == SQLITE_DONE && sqlite3_step(st) == SQLITE_ROW) {
+        store_tables_family(store_tables_text(st, 0), family, sizeof family);
+        int cell = store_tables_name_index(&fam, family) * w->n_devices +
+                   store_tables_device_index(w->devices, w->n_devices, sqlite3_column_int(st, 1));
+        (*need)[(size_t)cell * ord.n + store_tables_name_index(&ord, store_tables_text(st, 2))] = 1;
+    }
+    sqlite3_finalize(st);
+    if (oom)
+        return pb_errorf(err, "%s: out of memory", s->path);
+    return rc == SQLITE_DONE ? PB_OK : store_sql_error(s, "listing order groups", err);
+}
+
+static void store_tables_means_free(store_tables_mean *m, int n)
+{
+    for (int i = 0; i < n; i++)
+        free(m[i].key);
+    free(m);
+}
+
+/* Reads the per-(graph, order) means at one episode, sorted by cell, graph and order. */
+static int store_tables_read_means(store *s, const char *placer, const char *embedding, int episode,
+                                   const store_order_wins *w, store_tables_mean **out, int *n_out,
+                                   pb_error *err)
+{
+    static const char sql[] =
+        "SELECT r.dataset, r.n_devices, r.graph, r.traversal, AVG(v) FROM"
+        " (SELECT r.run_id, MIN(c.best_so_far_us) AS v FROM runs r JOIN curve c"
+        " ON c.run_id = r.run_id WHERE" STORE_TABLES_ORDER_WHERE
+        " AND c.episode = ?3 AND c.best_so_far_us BETWEEN -1e308 AND 1e308"
+        " GROUP BY r.run_id) m JOIN runs r ON r.run_id = m.run_id"
+        " GROUP BY r.dataset, r.n_devices, r.graph, r.traversal";
+    *out = NULL;
+    *n_out = 0;
+    sqlite3_stmt *st;
+    if (store_prepare(s, sql, &st, err))
+        return PB_ERR;
+    store_tables_bind(st, placer, embedding);
+    sqlite3_bind_int(st, 3, episode);
+    int rc, oom = 0, cap = 0;
+    char family[512];
+    while (!oom && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *dataset = store_tables_text(st, 0), *graph = store_tables_text(st, 2);
+        store_tables_family(dataset, family, sizeof family);
+        store_tables_names fam = {w->datasets, w->n_datasets, w->n_datasets};
+        store_tables_names ord = {w->orders, w->n_orders, w->n_orders};
+        size_t len = strlen(dataset) + strlen(graph) + 2;
+        char *key = malloc(len);
+        if (!key || array_grow(out, &cap, *n_out + 1, sizeof **out)) {
+            free(key);
+            oom = 1;
+            break;
+        }
+        snprintf(key, len, "%s\n%s", dataset, graph);
+        (*out)[(*n_out)++] = (store_tables_mean){
+            .cell = store_tables_name_index(&fam, family) * w->n_devices +
+                    store_tables_device_index(w->devices, w->n_devices, sqlite3_column_int(st, 1)),
+            .key = key,
+            .order = store_tables_name_index(&ord, store_tables_text(st, 3)),
+            .mean = sqlite3_column_double(st, 4),
+        };
+    }
+    sqlite3_finalize(st);
+    if (oom)
+        return pb_errorf(err, "%s: out of memory", s->path);
+    if (rc != SQLITE_DONE)
+        return store_sql_error(s, "reading best step times by episode", err);
+    if (*n_out > 1)
+        qsort(*out, (size_t)*n_out, sizeof **out, store_tables_cmp_mean);
+    return PB_OK;
+}
+
+/* Counts wins at episode index k from the sorted means. */
+static void store_tables_count_wins(store_order_wins *w, const char *need,
+                                    const store_tables_mean *m, int n, int k)
+{
+    int n_orders = w->n_orders;
+    for (int i = 0; i < n;) {
+        int j = i;
+        while (j < n && m[j].cell == m[i].cell && strcmp(m[j].key, m[i].key) == 0)
+            j++;
+        int needed = 0;
+        for (int o = 0; o < n_orders; o++)
+            needed += need[(size_t)m[i].cell * n_orders + o];
+        if (j - i == needed) {
+            double best = INFINITY;
+            for (int q = i; q < j; q++)
+                best = fmin(best, m[q].mean);
+            size_t c = (size_t)m[i].cell * w->n_episodes + k;
+            int winners = 0;
+            for (int q = i; q < j; q++)
+                if (m[q].mean == best) {
+                    w->wins[c * n_orders + m[q].order]++;
+                    winners++;
+                }
+            w->graphs[c]++;
+            w->ties[c] += winners > 1;
+        }
+        i = j;
+    }
+}
+
+int store_tables_order_wins(store *s, const char *placer, const char *embedding,
+                            const int *episodes, int n_episodes, store_order_wins *out,
+                            pb_error *err)
+{
+    memset(out, 0, sizeof *out);
+    char *need = NULL;
+    if (store_tables_one_embedding(s, placer, embedding, err) ||
+        store_tables_order_groups(s, placer, embedding, out, &need, err))
+        return free(need), PB_ERR;
+    size_t cells = (size_t)out->n_datasets * out->n_devices * n_episodes;
+    out->episodes = malloc((size_t)(n_episodes > 0 ? n_episodes : 1) * sizeof *out->episodes);
+    out->wins = calloc(cells * out->n_orders + 1, sizeof *out->wins);
+    out->graphs = calloc(cells + 1, sizeof *out->graphs);
+    out->ties = calloc(cells + 1, sizeof *out->ties);
+    if (!out->episodes || !out->wins || !out->graphs || !out->ties) {
+        free(need);
+        return pb_errorf(err, "%s: out of memory", s->path);
+    }
+    out->n_episodes = n_episodes;
+    memcpy(out->episodes, episodes, (size_t)n_episodes * sizeof *episodes);
+    for (int k = 0; k < n_episodes; k++) {
+        store_tables_mean *m;
+        int n;
+        if (store_tables_read_means(s, placer, embedding, episodes[k], out, &m, &n, err)) {
+            free(need);
+            return PB_ERR;
+        }
+        store_tables_count_wins(out, need, m, n, k);
+        store_tables_means_free(m, n);
+    }
+    free(need);
+    return PB_OK;
+}
+
+void store_order_wins_free(store_order_wins *w)
+{
+    store_tables_names_free(w->datasets, w->n_datasets);
+    store_tables_names_free(w->orders, w->n_orders);
+    free(w->devices);
+    free(w->episodes);
+    free(w->wins);
+    free(w->graphs);
+    free(w->ties);
+    memset(w, 0, sizeof *w);
+}
+
+/* ---------------------------------------------------------------- embeddings */
+
+/* Ok runs of the placer with an embedding and a finite positive initial step time: improvement
+ * fraction, computation time and EC ratio (the fraction per second of computation). */
+static const char store_tables_embedding_sql[] =
+    "SELECT dataset, n_devices, embedding, graph, (initial_us - best_us) / initial_us,"
+    " search_wall_s FROM runs WHERE status = 0 AND placer = ?1 AND (?2 IS NULL OR traversal = ?2)"
+    " AND NULLIF(embedding, '') IS NOT NULL AND initial_us > 0 AND initial_us <= 1e308"
+    " AND best_us BETWEEN -1e308 AND 1e308 ORDER BY dataset, n_devices, embedding, graph";
+
+/* Sums of one cell while reading. */
+typedef struct store_tables_sums {
+    int n, n_ec, n_graphs;
+    double imp, wall, ec;
+    char *last_graph; /* dataset entry and graph of the last run counted */
+} store_tables_sums;
+
+static int store_tables_embedding_lists(store *s, sqlite3_stmt *st, store_embedding_table *t,
+                                        pb_error *err)
+{
+    store_tables_names fam = {0}, emb = {0};
+    int dev_cap = 0, rc, oom = 0;
+    char family[512];
+    while (!oom && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        store_tables_family(store_tables_text(st, 0), family, sizeof family);
+        oom = store_tables_name_add(&fam, family) ||
+              store_tables_device_add(&t->devices, &t->n_devices, &dev_cap,
+                                      sqlite3_column_int(st, 1)) ||
+              store_tables_name_add(&emb, store_tables_text(st, 2));
+    }
+    t->datasets = fam.items;
+    t->n_datasets = fam.n;
+    t->embeddings = emb.items;
+    t->n_embeddings = emb.n;
+    sqlite3_reset(st);
+    if (oom)
+        return pb_errorf(err, "%s: out of memory", s->path);
+    return rc == SQLITE_DONE ? PB_OK : store_sql_error(s, "reading embedding runs", err);
+}
+
+/* Adds the row's run to its cell's sums; a graph is counted once per cell. */
+static int store_tables_embedding_add(const store_embedding_table *t, sqlite3_stmt *st,
+                                      store_tables_sums *sums)
+{
+    char family[512];
+    const char *dataset = store_tables_text(st, 0), *graph = store_tables_text(st, 3);
+    store_tables_family(dataset, family, sizeof family);
+    store_tables_names fam = {t->datasets, t->n_datasets, t->n_datasets};
+    store_tables_names emb = {t->embeddings, t->n_embeddings, t->n_embeddings};
+    int cell = (store_tables_name_index(&fam, family) * t->n_devices +
+                store_tables_device_index(t->devices, t->n_devices, sqlite3_column_int(st, 1))) *
+                   t->n_embeddings +
+               store_tables_name_index(&emb, store_tables_text(st, 2));
+    store_tables_sums *c = &sums[cell];
+    double imp = sqlite3_column_double(st, 4), wall = sqlite3_column_double(st, 5);
+    c->n++;
+    c->imp += imp;
+    c->wall += wall;
+    if (wall > 0) {
+        c->n_ec++;
+        c->ec += imp / wall;
+    }
+    size_t len = strlen(dataset) + strlen(graph) + 2;
+    char *key = malloc(len);
+    if (!key)
+        return PB_ERR;
+    snprintf(key, len, "%s\n%s", dataset, graph);
+    if (!c->last_graph || strcmp(c->last_graph, key) != 0) {
+        c->n_graphs++;
+        free(c->last_graph);
+        c->last_graph = key;
+    } else {
+        free(key);
+    }
+    return PB_OK;
+}
+
+/* Cell means, then each embedding's mean over its cells. */
+static void store_tables_embedding_means(store_embedding_table *t, const store_tables_sums *sums)
+{
+    int n_cells = t->n_datasets * t->n_devices;
+    for (int e = 0; e < t->n_embeddings; e++) {
+        store_embedding_cell *o = &t->overall[e];
+        int used = 0, used_ec = 0;
+        double imp = 0, wall = 0, ec = 0;
+        for (int c = 0; c < n_cells; c++) {
+            const store_tables_sums *x = &sums[c * t->n_embeddings + e];
+            store_embedding_cell *y = &t->cells[c * t->n_embeddings + e];
+            y->n_runs = x->n;
+            y->n_graphs = x->n_graphs;
+            y->improvement_pct = x->n ? x->imp / x->n * 100 : NAN;
+            y->wall_s = x->n ? x->wall / x->n : NAN;
+            y->ec = x->n_ec ? x->ec / x->n_ec : NAN;
+            o->n_runs += x->n;
+            o->n_graphs += x->n_graphs;
+            if (x->n) {
+                used++;
+                imp += y->improvement_pct;
+                wall += y->wall_s;
+            }
+            if (x->n_ec) {
+                used_ec++;
+                ec += y->ec;
+            }
+        }
+        o->improvement_pct = used ? imp / used : NAN;
+        o->wall_s = used ? wall / used : NAN;
+        o->ec = used_ec ? ec / used_ec : NAN;
+    }
+}
+
+int store_tables_embeddings(store *s, const char *placer, const char *traversal,
+                            store_embedding_table *out, pb_error *err)
+{
+    memset(out, 0, sizeof *out);
+    sqlite3_stmt *st;
+    if (store_prepare(s, store_tables_embedding_sql, &st, err))
+        return PB_ERR;
+    store_tables_bind(st, placer, traversal);
+    if (store_tables_embedding_lists(s, st, out, err)) {
+        sqlite3_finalize(st);
+        return PB_ERR;
+    }
+    if (out->n_embeddings == 0) {
+        sqlite3_finalize(st);
+        return pb_errorf(err,
+                         "%s: no run of placer '%s'%s%s with an embedding and an initial step "
+                         "time finished ok",
+                         s->path, placer, traversal ? " and traversal " : "",
+                         traversal ? traversal : "");
+    }
+    size_t n_cells = (size_t)out->n_datasets * out->n_devices * out->n_embeddings;
+    store_tables_sums *sums = calloc(n_cells, sizeof *sums);
+    out->cells = calloc(n_cells, sizeof *out->cells);
+    out->overall = calloc((size_t)out->n_embeddings, sizeof *out->overall);
+    int rc = SQLITE_DONE, oom = !sums || !out->cells || !out->overall;
+    while (!oom && (rc = sqlite3_step(st)) == SQLITE_ROW)
+        oom = store_tables_embedding_add(out, st, sums);
+    sqlite3_finalize(st);
+    if (!oom && rc == SQLITE_DONE)
+        store_tables_embedding_means(out, sums);
+    for (size_t c = 0; sums && c < n_cells; c++)
+        free(sums[c].last_graph);
+    free(sums);
+    if (oom)
+        return pb_errorf(err, "%s: out of memory", s->path);
+    return rc == SQLITE_DONE ? PB_OK : store_sql_error(s, "reading embedding runs", err);
+}
+
+void store_embedding_table_free(store_embedding_table *t)
+{
+    store_tables_names_free(t->datasets, t->n_datasets);
+    store_tables_names_free(t->embeddings, t->n_embeddings);
+    free(t->devices);
+    free(t->cells);
+    free(t->overall);
+    memset(t, 0, sizeof *t);
+}
