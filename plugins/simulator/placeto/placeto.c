@@ -82,7 +82,7 @@ typedef struct placeto_prepared {
     int *parent_start;   /* [n_ops+1] parents (pb_graph pred lists) */
     int *parent;         /* [n_edges] */
     int *sources;        /* ops without parents, in node order */
-    int *child_start;    /* [n_ops+1] children in insertion order (the reference's children dict) */
+    int *child_start;    /* [n_ops+1] children in node order (the reference's children dict) */
     int *child;          /* [n_edges] */
     int *child_port;     /* [n_edges] global port index read by the child */
     uint64_t *child_key; /* [n_edges] remove_dependency key of the edge */
@@ -974,9 +974,37 @@ static int placeto_edge_keys(placeto_prepared *p, const pb_graph *g)
     return 0;
 }
 
-/* Copies the per-op tables of g (§1.2): costs, output sizes, children in insertion order with the
+static int placeto_cmp_u64(const void *x, const void *y)
+{
+    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+    return (a > b) - (a < b);
+}
+
+/* Orders the children child[a..b) of one producer by their position in the node list, as the
+ * reference's children dict: it is filled while walking the nodes in metagraph order and reading
+ * each node's inputs, so a child enters at its own turn whatever order the links come in
+ * (specs/placeto.md §1.2).  A producer has each child once, so (child << 32 | port) keys sort
+ * without ties; scratch holds b - a keys.  Lists already in order (networkx writes links grouped
+ * by source in node order) are left as they are. */
+static void placeto_sort_children(placeto_prepared *p, int a, int b, uint64_t *scratch)
+{
+    int sorted = 1;
+    for (int i = a + 1; i < b && sorted; i++)
+        sorted = p->child[i - 1] < p->child[i];
+    if (sorted)
+        return;
+    for (int i = a; i < b; i++)
+        scratch[i - a] = (uint64_t)p->child[i] << 32 | (uint32_t)p->child_port[i];
+    qsort(scratch, (size_t)(b - a), sizeof *scratch, placeto_cmp_u64);
+    for (int i = a; i < b; i++) {
+        p->child[i] = (int)(scratch[i - a] >> 32);
+        p->child_port[i] = (int)(uint32_t)scratch[i - a];
+    }
+}
+
+/* Copies the per-op tables of g (§1.2): costs, output sizes, children in node order with the
  * port each reads, parent counts, sources in node order. */
-static void placeto_copy_graph(placeto_prepared *p, const pb_graph *g)
+static void placeto_copy_graph(placeto_prepared *p, const pb_graph *g, uint64_t *scratch)
 {
     size_t off = 0;
     for (int v = 0; v < p->n_ops; v++) {
@@ -1015,6 +1043,8 @@ static void placeto_copy_graph(placeto_prepared *p, const pb_graph *g)
         p->child[i] = g->succ[i];
         p->child_port[i] = g->port_start[g->edge_src[e]] + g->edge_port[e];
     }
+    for (int v = 0; v < p->n_ops; v++)
+        placeto_sort_children(p, p->child_start[v], p->child_start[v + 1], scratch);
 }
 
 static int placeto_check_inputs(const pb_graph *g, const pb_cluster *c, pb_error *err)
@@ -1070,7 +1100,17 @@ static int placeto_prepare(void *instance, const pb_graph *g, const pb_cluster *
     p->delta1 = c->delta1_us;
     p->delta2 = c->delta2_us;
     p->init_offset = c->init_offset_us + 0.0; /* -0.0 becomes +0.0: times must be >= +0 */
-    placeto_copy_graph(p, g);
+    int max_children = 0;
+    for (int v = 0; v < g->n_nodes; v++)
+        if (g->succ_start[v + 1] - g->succ_start[v] > max_children)
+            max_children = g->succ_start[v + 1] - g->succ_start[v];
+    uint64_t *scratch = malloc((size_t)(max_children > 0 ? max_children : 1) * sizeof *scratch);
+    if (!scratch) {
+        free(block);
+        return pb_errorf(err, "placeto simulator: out of memory for graph '%s'", g->name);
+    }
+    placeto_copy_graph(p, g, scratch);
+    free(scratch);
     for (int i = 0, k = 0; i < PLACETO_SNAPS; i++) {
         int at = (int)((long long)(i + 1) * p->n_ops / (PLACETO_SNAPS + 1));
         if (at > (k > 0 ? p->snap_at[k - 1] : 0))
