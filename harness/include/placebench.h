@@ -397,9 +397,10 @@ typedef struct pb_embedding_ops {
     void (*release)(void *instance, void *prepared);
     /* forward for `batch` feature matrices of the prepared graph stacked by rows: features is
      * (batch * n_nodes) x feature_dim, *out becomes (batch * n_nodes) x embedding_dim (owned by
-     * the tape), block b equal to what forward gives for block b alone.  seeds[b] seeds every
-     * random draw of block b (dropout, sampling): equal seeds give equal draws, so a placer can
-     * recompute a step's forward pass exactly.  seeds NULL: the instance's own generator. */
+     * the tape), block b the same arithmetic as forward on block b alone (equal up to float
+     * rounding: BLAS may round a product's rows differently with its row count).  seeds[b] seeds
+     * every random draw of block b (dropout, sampling): equal seeds give equal draws, so a placer
+     * can recompute a step's forward pass.  seeds NULL: the instance's own generator. */
     int (*forward_batch)(void *instance, void *prepared, struct pb_nn_tape *tape,
                          struct pb_nn_tensor *features, int batch, const uint64_t *seeds,
                          struct pb_nn_tensor **out, pb_error *err);
