@@ -15,7 +15,9 @@ fail() {
     exit 1
 }
 
-# sql DB QUERY — one value or rows from a results file.
+# sql DB QUERY — one value or rows from a results file.  Tests read a file from two processes
+# at once (diff <(sql ...) <(sql ...)); the first to open a WAL file recovers it, and the other
+# then waits for it instead of failing with "database is locked".
 sql() {
-    sqlite3 -batch -noheader "$1" "$2"
+    sqlite3 -batch -noheader -cmd ".timeout 10000" "$1" "$2"
 }
