@@ -7,6 +7,7 @@
 #include "core/fileio.h"
 #include "options.h"
 
+#include <dlfcn.h>
 #include <ltdl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -269,6 +270,23 @@ static void loader_reject(loader *l, const char *path, const char *why)
     l->n_rejected++;
 }
 
+/* libltdl reports every failure of the system loader as "file not found"; the system loader's
+ * own message names the real cause (a missing library, an unresolved symbol, not an ELF file). */
+static int loader_open_failed(const char *path, pb_error *err)
+{
+    const char *why = lt_dlerror();
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (h)
+        dlclose(h);
+    else {
+        why = dlerror();
+        size_t n = strlen(path);
+        if (why && strncmp(why, path, n) == 0 && strncmp(why + n, ": ", 2) == 0)
+            why += n + 2; /* glibc starts with the path, which the message already gives */
+    }
+    return pb_errorf(err, "%s: cannot load: %s", path, why ? why : "unknown error");
+}
+
 /* Opens path; returns 1 when it is not a placebench plugin at all (no descriptor symbol). */
 static int loader_open(loader *l, const char *path, const loader_entry **out, pb_error *err)
 {
@@ -279,7 +297,7 @@ static int loader_open(loader *l, const char *path, const loader_entry **out, pb
         }
     lt_dlhandle h = lt_dlopen(path);
     if (!h)
-        return pb_errorf(err, "%s: cannot load: %s", path, lt_dlerror());
+        return loader_open_failed(path, err);
     const pb_plugin_desc *d = lt_dlsym(h, PB_DESCRIPTOR_SYMBOL_NAME);
     if (!d) {
         lt_dlclose(h);
