@@ -3,6 +3,7 @@
 
 #include "cli_sim.h"
 #include "config/cluster.h"
+#include "core/clock.h"
 #include "model/graph.h"
 #include "plugin/loader.h"
 #include "data/nodelink.h"
@@ -13,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 
 static const char bench_usage[] = "placebench bench simulator [GRAPH.json | DIR]... "
                                   "[--devices 3,5,8] [--evals K] [--seed S] [--simulator NAME]\n"
@@ -234,13 +234,6 @@ static int bench_collect(const bench_args *a, bench_files *f)
 
 /* ---------------------------------------------------------------- timing */
 
-static double bench_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
 /* Placements are drawn in batches so that timing brackets many evaluations at once. */
 enum { BENCH_BATCH_INTS = 1 << 22 };
 
@@ -300,14 +293,14 @@ static int bench_time(bench_level *l, long evals, uint64_t seed, double *ns, lon
             warm = 0;
         }
         long long batch_events = 0;
-        double t0 = bench_now_ns();
+        double t0 = pb_clock_monotonic();
         for (int k = 0; k < count; k++) {
             pb_strategy_placement(&ops, g->n_nodes, l->op_device + (size_t)k * (size_t)g->n_nodes);
             if (cli_sim_evaluate(l->sim, &ops, ev, err) != PB_OK)
                 return PB_ERR;
             batch_events += ev->n_events;
         }
-        *ns += bench_now_ns() - t0;
+        *ns += (pb_clock_monotonic() - t0) * 1e9;
         *events += batch_events;
         done += count;
     }

@@ -2,6 +2,7 @@
 #include "cli.h"
 
 #include "cli_output.h"
+#include "core/clock.h"
 #include "core/fileio.h"
 #include "data/gen/gen.h"
 #include "model/graph.h"
@@ -14,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 
 static const char dataset_usage[] =
     "placebench dataset gen|stats|export|import|list ... (placebench dataset --help)";
@@ -62,13 +62,6 @@ static long long dataset_number(const char *text)
     errno = 0;
     long long v = strtoll(text, &end, 10);
     return errno || *end ? -1 : v;
-}
-
-static double dataset_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 /* Writes g to path through PATH.tmp, so a failed write leaves no file. */
@@ -153,7 +146,7 @@ static int dataset_gen(int argc, char **argv)
                          a.family);
     if (dataset_mkdirs(a.out) != 0)
         return cli_error("dataset gen: cannot create folder '%s': %s", a.out, strerror(errno));
-    double t0 = dataset_now();
+    double t0 = pb_clock_monotonic();
     long long ops = 0, groups = 0;
     for (long long i = a.first; i < a.first + a.count; i++) {
         pb_graph *g;
@@ -170,7 +163,7 @@ static int dataset_gen(int argc, char **argv)
             return 1;
     }
     fprintf(stderr, "placebench: wrote %lld %s graphs (%lld ops, %lld groups) to %s in %.2f s\n",
-            a.count, f->name, ops, groups, a.out, dataset_now() - t0);
+            a.count, f->name, ops, groups, a.out, pb_clock_monotonic() - t0);
     return 0;
 }
 

@@ -9,6 +9,7 @@
 #include "data/nodelink.h"
 #include "plugin/options.h"
 #include "model/strategy.h"
+#include "core/clock.h"
 #include "core/strmap.h"
 
 #include <errno.h>
@@ -16,7 +17,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 static const char simulate_usage[] =
     "placebench simulate --graph G.json --placement P.json [--devices N] [--json] "
@@ -430,23 +430,16 @@ static int simulate_write_trace(const char *path, const pb_graph *g, const int *
 
 /* ---------------------------------------------------------------- running */
 
-static double simulate_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
 /* Evaluates once, or a->repeat times with the mean wall time per evaluation in *eval_ns. */
 static int simulate_evaluate(cli_sim *s, const simulate_args *a, const pb_strategy *ops,
                              pb_eval *ev, double *eval_ns, pb_error *err)
 {
     long k = a->repeat > 0 ? a->repeat : 1;
-    double t0 = simulate_now_ns();
+    double t0 = pb_clock_monotonic();
     for (long i = 0; i < k; i++)
         if (cli_sim_evaluate(s, ops, ev, err) != PB_OK)
             return PB_ERR;
-    *eval_ns = (simulate_now_ns() - t0) / (double)k;
+    *eval_ns = (pb_clock_monotonic() - t0) * 1e9 / (double)k;
     return PB_OK;
 }
 

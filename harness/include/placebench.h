@@ -40,7 +40,7 @@ extern "C" {
  *        designated initializers and offsetof into a struct of the plugin's own
  *        (pb_option_def.offset, pb_plugin_desc.options_struct_size, pb_create_args.options;
  *        PB_PLUGIN_WITH_OPTIONS).  Plugins built for 1.0/1.1 get the 1.1 layouts of pb_problem and
- *        pb_strategy from the harness (harness/plugin/compat.c).
+ *        pb_strategy from the harness (harness/plugin/compat.c).  pb_clock_monotonic.
  */
 #define PB_DESCRIPTOR_SYMBOL placebench_plugin
 #define PB_DESCRIPTOR_SYMBOL_NAME "placebench_plugin"
@@ -83,6 +83,12 @@ double pb_rng_uniform(pb_rng *rng);
 void pb_rng_shuffle(pb_rng *rng, int *a, int n);
 /* Derives a child seed from a parent seed and a label, for independent streams. */
 uint64_t pb_seed_derive(uint64_t parent, const char *label);
+
+/* ---------------------------------------------------------------- clock */
+
+/* Seconds on the monotonic clock (arbitrary origin), for a plugin's own time limits such as
+ * pb_budget.wall_s.  Progress reports need no clock: the host fills pb_progress.wall_s. */
+double pb_clock_monotonic(void);
 
 /* ---------------------------------------------------------------- graphs */
 
@@ -272,7 +278,7 @@ typedef struct pb_progress {
     double episode_best_us; /* best step time found in this episode */
     double best_so_far_us;  /* best step time found in the run so far */
     long long sim_calls;    /* simulator calls so far */
-    double wall_s;          /* search wall time so far */
+    double wall_s;          /* search wall time so far: filled by the host (send 0) */
 } pb_progress;
 
 enum { PB_LOG_DEBUG = 0, PB_LOG_INFO = 1, PB_LOG_WARN = 2 };

@@ -5,6 +5,7 @@
 #include "nn/nn_internal.h"
 
 #include "config/cluster.h"
+#include "core/clock.h"
 #include "plugin/compat.h"
 #include "plugin/options.h"
 #include "model/strategy.h"
@@ -29,13 +30,6 @@ typedef struct place_host {
     double soft_deadline; /* monotonic seconds; 0 = none */
     double start;         /* monotonic seconds when the placer was called */
 } place_host;
-
-double place_now(clockid_t clock)
-{
-    struct timespec ts;
-    clock_gettime(clock, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* Evaluates a strategy of the grouped graph (current layout). */
 static int place_evaluate(place_host *h, const pb_strategy *s, pb_eval *out, pb_error *err)
@@ -72,7 +66,7 @@ static void place_host_progress(void *ctx, const pb_progress *p)
     if (!h->q->progress)
         return;
     pb_progress own = *p;
-    own.wall_s = place_now(CLOCK_MONOTONIC) - h->start;
+    own.wall_s = pb_clock_monotonic() - h->start;
     h->q->progress(h->q->progress_ctx, &own);
 }
 
@@ -88,7 +82,7 @@ static void place_host_log(void *ctx, int level, const char *msg)
 static int place_host_deadline(void *ctx)
 {
     place_host *h = ctx;
-    return h->soft_deadline > 0 && place_now(CLOCK_MONOTONIC) >= h->soft_deadline;
+    return h->soft_deadline > 0 && pb_clock_monotonic() >= h->soft_deadline;
 }
 
 static int place_has(const plan_plugin *pp)
@@ -200,9 +194,9 @@ static int place_solve(const place_request *q, place_host *h, const pb_host *hos
     int n = q->graph->grouped->n_nodes;
     pb_strategy bs;
     pb_strategy_placement(&bs, n, st->best_device);
-    double c = place_now(CLOCK_PROCESS_CPUTIME_ID);
+    double c = pb_clock_seconds(CLOCK_PROCESS_CPUTIME_ID);
     double initial = NAN;
-    h->start = place_now(CLOCK_MONOTONIC);
+    h->start = pb_clock_monotonic();
     int rc;
     if (h->placer_is_1_1) {
         compat_problem_1_1 old_prob;
@@ -215,8 +209,8 @@ static int place_solve(const place_request *q, place_host *h, const pb_host *hos
     } else {
         rc = pl->place(st->placer_inst, prob, &bs, &initial, err);
     }
-    res->wall_s = place_now(CLOCK_MONOTONIC) - h->start;
-    res->cpu_s = place_now(CLOCK_PROCESS_CPUTIME_ID) - c;
+    res->wall_s = pb_clock_monotonic() - h->start;
+    res->cpu_s = pb_clock_seconds(CLOCK_PROCESS_CPUTIME_ID) - c;
     res->initial_us = initial < 0 ? NAN : initial;
     res->sim_calls = h->calls;
     if (rc != PB_OK)
@@ -246,7 +240,7 @@ int place_run(const place_request *q, place_result *res, pb_error *err)
     h.op_graph = q->graph;
     h.placer_is_1_1 = compat_is_1_1(q->placer->entry->desc);
     if (q->timeout_s > 0)
-        h.soft_deadline = place_now(CLOCK_MONOTONIC) + 0.9 * q->timeout_s;
+        h.soft_deadline = pb_clock_monotonic() + 0.9 * q->timeout_s;
     pb_host host = {sizeof host,         &h,
                     place_host_simulate, place_host_progress,
                     place_host_log,      place_host_deadline};

@@ -6,8 +6,6 @@
 
 #include "plan.h"
 
-#include <time.h>
-
 /* Everything one run needs; all pointers are borrowed for the call. */
 typedef struct place_request {
     const pb_graph *graph; /* op-level graph; graph->grouped is what the placer places */
@@ -50,8 +48,5 @@ int place_run(const place_request *q, place_result *res, pb_error *err);
 int place_plugin_resolve(loader *l, int kind, const char *name, const char *const *kv, int n,
                          const char *where, plan_plugin *out, pb_error *err);
 void place_plugin_free(plan_plugin *pp);
-
-/* Seconds on `clock` (CLOCK_MONOTONIC for durations, CLOCK_REALTIME for timestamps). */
-double place_now(clockid_t clock);
 
 #endif

@@ -4,6 +4,7 @@
 
 #include "place.h"
 #include "store/store.h"
+#include "core/clock.h"
 #include "core/version.h"
 
 #include <errno.h>
@@ -218,10 +219,10 @@ static int runner_store(store *st, const plan *p, runner_worker *w, pb_error *er
         .error = ok ? NULL : w->error,
         .initial_us = w->have_result ? w->initial : NAN,
         .best_us = ok ? w->best : NAN,
-        .search_wall_s = w->have_result ? w->wall : place_now(CLOCK_MONOTONIC) - w->started_mono,
+        .search_wall_s = w->have_result ? w->wall : pb_clock_monotonic() - w->started_mono,
         .sim_calls = w->calls,
         .started_at = w->started_wall,
-        .finished_at = place_now(CLOCK_REALTIME),
+        .finished_at = pb_clock_seconds(CLOCK_REALTIME),
     };
     return store_put_run(st, &rec, w->curve, w->n_curve, err);
 }
@@ -267,8 +268,8 @@ static int runner_spawn(const plan *p, int run, runner_worker *w, const runner_w
     w->pid = pid;
     w->fd = fds[0];
     w->run = run;
-    w->started_mono = place_now(CLOCK_MONOTONIC);
-    w->started_wall = place_now(CLOCK_REALTIME);
+    w->started_mono = pb_clock_monotonic();
+    w->started_wall = pb_clock_seconds(CLOCK_REALTIME);
     w->deadline = timeout > 0 ? w->started_mono + timeout : 0;
     w->status = STORE_FAILED;
     w->initial = w->best = NAN;
@@ -294,7 +295,7 @@ static void runner_print_progress(runner_progress *pr, int force)
 {
     if (pr->mode == 0)
         return;
-    double now = place_now(CLOCK_MONOTONIC);
+    double now = pb_clock_monotonic();
     if (!force && pr->mode == 1 && now - pr->last_print < 5.0)
         return;
     pr->last_print = now;
@@ -365,7 +366,7 @@ static int runner_open_store(const plan *p, const runner_opts *o, store **st, pb
 /* Kills timed-out workers; returns the poll timeout in ms until the next deadline. */
 static int runner_enforce_deadlines(runner_worker *ws, int jobs)
 {
-    double now = place_now(CLOCK_MONOTONIC), next = 1.0;
+    double now = pb_clock_monotonic(), next = 1.0;
     for (int i = 0; i < jobs; i++) {
         if (ws[i].pid <= 0 || ws[i].deadline <= 0 || ws[i].timed_out)
             continue;
@@ -434,7 +435,7 @@ int runner_run(plan *p, const runner_opts *o, runner_summary *sum, pb_error *err
         else
             todo[n_todo++] = i;
     }
-    runner_progress pr = {o->progress, n_todo, 0, 0, 0, place_now(CLOCK_MONOTONIC), 0};
+    runner_progress pr = {o->progress, n_todo, 0, 0, 0, pb_clock_monotonic(), 0};
     if (pr.mode && sum->skipped)
         fprintf(stderr, "%d of %d runs already in the results file; %d to run\n", sum->skipped,
                 sum->in_shard, n_todo);
@@ -487,7 +488,7 @@ int runner_run(plan *p, const runner_opts *o, runner_summary *sum, pb_error *err
         fputc('\n', stderr);
     sum->ok = pr.ok;
     sum->failed = pr.failed;
-    sum->wall_s = place_now(CLOCK_MONOTONIC) - pr.t0;
+    sum->wall_s = pb_clock_monotonic() - pr.t0;
     free(pfd);
     free(slot);
     free(todo);

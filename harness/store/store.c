@@ -1,6 +1,7 @@
 /* store.c — the results store: opening and creating the SQLite file, writing runs exactly once. */
 #include "store_internal.h"
 
+#include "core/clock.h"
 #include "core/version.h"
 
 #include <errno.h>
@@ -109,13 +110,6 @@ char *store_column_list(const store_column *cols, int n, const char *prefix)
     return out;
 }
 
-static double store_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* "CREATE TABLE runs(...)" from store_run_columns; caller frees. */
 static char *store_runs_table_sql(void)
 {
@@ -184,7 +178,7 @@ static int store_create_schema(store *s, pb_error *err)
     }
     char version[16], created[32];
     snprintf(version, sizeof version, "%d", STORE_SCHEMA_VERSION);
-    store_export_double(created, sizeof created, store_now());
+    store_export_double(created, sizeof created, pb_clock_seconds(CLOCK_REALTIME));
     int rc = store_exec(s, runs, err) || store_exec(s, store_schema_sql, err) ||
              store_write_meta(s, "schema_version", version, err) ||
              store_write_meta(s, "placebench_version", pb_version_string(), err) ||
@@ -404,7 +398,7 @@ int store_set_experiment(store *s, const char *name, const char *config_json,
     sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, config_json, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 3, seed_text, -1, SQLITE_STATIC);
-    sqlite3_bind_double(st, 4, store_now());
+    sqlite3_bind_double(st, 4, pb_clock_seconds(CLOCK_REALTIME));
     int rc = sqlite3_step(st);
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE) {

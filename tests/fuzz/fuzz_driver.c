@@ -30,7 +30,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 /* Sanitizer runtime interface: defined only in sanitizer builds (weak, so NULL otherwise). */
@@ -161,13 +160,6 @@ static void fuzz_install_handlers(void)
         __sanitizer_install_malloc_and_free_hooks(fuzz_on_malloc, fuzz_on_free);
 }
 
-static double fuzz_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* Runs the target on one input; a run that allocated more than it freed is checked for leaks
  * (as libFuzzer does), so that a leak is pinned on the input that caused it.  Returns seconds. */
 static double fuzz_run_one(const uint8_t *data, size_t len)
@@ -175,9 +167,9 @@ static double fuzz_run_one(const uint8_t *data, size_t len)
     fuzz_current.data = data;
     fuzz_current.len = len;
     size_t m0 = fuzz_current.mallocs, f0 = fuzz_current.frees;
-    double t0 = fuzz_now();
+    double t0 = pb_clock_monotonic();
     LLVMFuzzerTestOneInput(data, len);
-    double dt = fuzz_now() - t0;
+    double dt = pb_clock_monotonic() - t0;
     if (fuzz_current.mallocs - m0 > fuzz_current.frees - f0 && __lsan_do_recoverable_leak_check &&
         __lsan_do_recoverable_leak_check()) {
         fprintf(stderr, "fuzz: the input leaks memory (LeakSanitizer report above)\n");
@@ -806,7 +798,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "fuzz: out of memory\n");
         return 2;
     }
-    double t0 = fuzz_now();
+    double t0 = pb_clock_monotonic();
     for (int i = 0; i < corpus.n; i++) {
         memcpy(b.data, corpus.items[i].data, corpus.items[i].len);
         b.len = corpus.items[i].len;
@@ -814,12 +806,12 @@ int main(int argc, char **argv)
     }
     long long run = 0;
     for (; run < o.runs; run++) {
-        if (o.max_time > 0 && (run & 63) == 0 && fuzz_now() - t0 > o.max_time)
+        if (o.max_time > 0 && (run & 63) == 0 && pb_clock_monotonic() - t0 > o.max_time)
             break;
         fuzz_mutate(&f, &b);
         fuzz_note_time(&slow, fuzz_run_one(b.data, b.len), run, &b);
     }
-    double elapsed = fuzz_now() - t0;
+    double elapsed = pb_clock_monotonic() - t0;
     char which[64] = "a corpus input";
     if (slow.run >= 0)
         snprintf(which, sizeof which, "mutated input %lld", slow.run);

@@ -44,7 +44,6 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 enum { INIT_BEST = 0, INIT_ZERO = 1, INIT_RANDOM = 2, INIT_VARY = 3 };
 
@@ -280,13 +279,6 @@ static void placeto_destroy(void *instance)
     free(pl);
 }
 
-static double placeto_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* ------------------------------------------------------------------ one run */
 
 typedef struct placeto_run {
@@ -317,7 +309,7 @@ typedef struct placeto_run {
     double *peak, *starts;
     reinforce_baseline bl;
     long long calls;
-    double t0;
+    double t0; /* pb_clock_monotonic() at the start, for budget->wall_s */
     double train_best_x, run_best_x, run_best_us, ep_best_x, ep_best_us;
 } placeto_run;
 
@@ -420,7 +412,7 @@ static int placeto_run_init(placeto_run *r, placeto *pl, const pb_problem *p, pb
     r->nd = p->cluster->n_devices;
     r->steps = pl->steps > 0 ? pl->steps : r->n;
     r->batch = pl->batch;
-    r->t0 = placeto_seconds();
+    r->t0 = pb_clock_monotonic();
     if (!p->embedding || !p->embedding->ops)
         return pb_errorf(err, "placer 'placeto' needs an embedding (e.g. embedding = "
                               "\"placeto-gnn\")");
@@ -614,8 +606,11 @@ static void placeto_after_episode(placeto_run *r, int ep, int greedy)
         r->run_best_us = r->ep_best_us;
         memcpy(r->run_best, r->ep_best, bytes);
     }
-    pb_progress pr = {sizeof pr,      ep,       r->ep_best_us,
-                      r->run_best_us, r->calls, placeto_seconds() - r->t0};
+    pb_progress pr = {.struct_size = sizeof pr,
+                      .episode = ep,
+                      .episode_best_us = r->ep_best_us,
+                      .best_so_far_us = r->run_best_us,
+                      .sim_calls = r->calls};
     r->host->progress(r->host->ctx, &pr);
 }
 
@@ -635,7 +630,7 @@ static int placeto_stop(const placeto_run *r)
 {
     if (r->host->deadline_passed && r->host->deadline_passed(r->host->ctx))
         return 1;
-    return r->p->budget->wall_s > 0 && placeto_seconds() - r->t0 >= r->p->budget->wall_s;
+    return r->p->budget->wall_s > 0 && pb_clock_monotonic() - r->t0 >= r->p->budget->wall_s;
 }
 
 static int placeto_loop(placeto_run *r, double *initial_us, pb_error *err)

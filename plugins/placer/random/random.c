@@ -5,7 +5,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 typedef struct random_opts {
     long long sim_calls;
@@ -56,13 +55,6 @@ static void random_destroy(void *instance)
     free(instance);
 }
 
-static double random_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static int random_place(void *instance, const pb_problem *p, pb_strategy *best, double *initial_us,
                         pb_error *err)
 {
@@ -75,7 +67,7 @@ static int random_place(void *instance, const pb_problem *p, pb_strategy *best, 
         return pb_errorf(err, "out of memory");
     pb_strategy s;
     pb_strategy_placement(&s, n, cand);
-    double best_us = 0, window_best = 0, t0 = random_seconds();
+    double best_us = 0, window_best = 0;
     int rc = PB_OK;
     for (long long c = 0; c < calls; c++) {
         for (int v = 0; v < n; v++)
@@ -92,8 +84,11 @@ static int random_place(void *instance, const pb_problem *p, pb_strategy *best, 
         if (c % every == 0 || ev.step_time_us < window_best)
             window_best = ev.step_time_us;
         if ((c + 1) % every == 0 || c + 1 == calls) {
-            pb_progress pr = {sizeof pr, (int)(c / every),     window_best, best_us,
-                              c + 1,     random_seconds() - t0};
+            pb_progress pr = {.struct_size = sizeof pr,
+                              .episode = (int)(c / every),
+                              .episode_best_us = window_best,
+                              .best_so_far_us = best_us,
+                              .sim_calls = c + 1};
             r->host->progress(r->host->ctx, &pr);
         }
         if (r->host->deadline_passed(r->host->ctx))
