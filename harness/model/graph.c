@@ -1,6 +1,8 @@
 /* graph.c — graph builder, validation, CSR adjacency, grouped-graph derivation and checksums. */
 #include "graph.h"
 
+#include "traverse.h"
+
 #include "core/array.h"
 #include "core/strmap.h"
 
@@ -323,50 +325,22 @@ static void graph_wire(graph_owned *o)
     g->grouped = o->grouped_owned ? &o->grouped_owned->g : g;
 }
 
-/* Kahn's algorithm; on a cycle names one node that lies on it. */
-static int graph_check_acyclic(const graph_owned *o, const char *what, pb_error *err)
+/* Fails naming a node on a cycle.  Wires o->g first so that traverse_kahn can read it (graph_build
+ * wires again once the checksum and the grouped graph exist). */
+static int graph_check_acyclic(graph_owned *o, const char *what, pb_error *err)
 {
-    int n = o->g.n_nodes;
-    int *indeg = calloc((size_t)n + 1, sizeof(int)), *stack = malloc(((size_t)n + 1) * sizeof(int));
-    if (!indeg || !stack) {
-        free(indeg);
-        free(stack);
+    graph_wire(o);
+    int n = o->g.n_nodes, count = 0;
+    int *order = malloc(((size_t)n + 1) * sizeof(int));
+    if (!order)
         return pb_errorf(err, "out of memory");
+    int rc = traverse_kahn(&o->g, 0, order, &count, err);
+    if (rc == PB_OK && count < n) {
+        int v = traverse_cycle_node(&o->g, order, count);
+        rc = v < 0 ? pb_errorf(err, "out of memory")
+                   : pb_errorf(err, "%s has a cycle through '%s'", what, o->node_name[v]);
     }
-    for (int v = 0; v < n; v++)
-        indeg[v] = o->pred_start[v + 1] - o->pred_start[v];
-    int top = 0, seen = 0;
-    for (int v = 0; v < n; v++)
-        if (indeg[v] == 0)
-            stack[top++] = v;
-    while (top > 0) {
-        int v = stack[--top];
-        seen++;
-        for (int i = o->succ_start[v]; i < o->succ_start[v + 1]; i++)
-            if (--indeg[o->succ[i]] == 0)
-                stack[top++] = o->succ[i];
-    }
-    int rc = PB_OK;
-    if (seen < n) {
-        /* A node left with in-degree > 0 whose predecessor is also left lies on or after a cycle;
-         * walk predecessors until a node repeats to report one that is on it. */
-        int v = 0;
-        while (indeg[v] == 0)
-            v++;
-        char *mark = calloc((size_t)n, 1);
-        while (mark && !mark[v]) {
-            mark[v] = 1;
-            for (int i = o->pred_start[v]; i < o->pred_start[v + 1]; i++)
-                if (indeg[o->pred[i]] > 0) {
-                    v = o->pred[i];
-                    break;
-                }
-        }
-        free(mark);
-        rc = pb_errorf(err, "%s has a cycle through '%s'", what, o->node_name[v]);
-    }
-    free(indeg);
-    free(stack);
+    free(order);
     return rc;
 }
 
@@ -585,31 +559,22 @@ int graph_build(graph_builder *b, pb_graph **out, pb_error *err)
 
 int graph_longest_path(const pb_graph *g)
 {
-    int n = g->n_nodes;
+    int n = g->n_nodes, count = 0, best = -1;
     if (n == 0)
         return -1;
-    int *indeg = malloc((size_t)n * sizeof(int)), *stack = malloc((size_t)n * sizeof(int)),
-        *dist = calloc((size_t)n, sizeof(int));
-    int top = 0, best = 0;
-    for (int v = 0; v < n; v++) {
-        indeg[v] = g->pred_start[v + 1] - g->pred_start[v];
-        if (indeg[v] == 0)
-            stack[top++] = v;
-    }
-    while (top > 0) {
-        int v = stack[--top];
-        if (dist[v] > best)
-            best = dist[v];
-        for (int i = g->succ_start[v]; i < g->succ_start[v + 1]; i++) {
-            int c = g->succ[i];
-            if (dist[v] + 1 > dist[c])
-                dist[c] = dist[v] + 1;
-            if (--indeg[c] == 0)
-                stack[top++] = c;
+    int *order = malloc((size_t)n * sizeof(int)), *dist = calloc((size_t)n, sizeof(int));
+    if (order && dist && traverse_kahn(g, 0, order, &count, NULL) == PB_OK) {
+        best = 0;
+        for (int k = 0; k < count; k++) {
+            int v = order[k];
+            if (dist[v] > best)
+                best = dist[v];
+            for (int i = g->succ_start[v]; i < g->succ_start[v + 1]; i++)
+                if (dist[v] + 1 > dist[g->succ[i]])
+                    dist[g->succ[i]] = dist[v] + 1;
         }
     }
-    free(indeg);
-    free(stack);
+    free(order);
     free(dist);
     return best;
 }

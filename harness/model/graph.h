@@ -42,7 +42,7 @@ int graph_add_edge(graph_builder *b, int src, int dst, int port, pb_error *err);
 int graph_build(graph_builder *b, pb_graph **out, pb_error *err);
 void graph_free(pb_graph *g);
 
-/* Longest path in edges (the papers' "diameter"); -1 for an empty graph. */
+/* Longest path in edges (the papers' "diameter"); -1 for an empty graph or when out of memory. */
 int graph_longest_path(const pb_graph *g);
 
 #endif

@@ -42,20 +42,14 @@ static int traverse_in_degree(const pb_graph *g, int v)
     return g->pred_start[v + 1] - g->pred_start[v];
 }
 
-/*
- * Reports a cycle after a walk emitted only order[0..count) of n nodes.  In every caller a node
- * left out has a predecessor that was left out too (Kahn: its in-degree never reached 0; bfs: it
- * is no source and no predecessor was reached), so walking such predecessors must repeat a node,
- * and the node that repeats lies on a cycle.
- */
-static int traverse_cycle_error(const pb_graph *g, const int *order, int count, pb_error *err)
+int traverse_cycle_node(const pb_graph *g, const int *order, int count)
 {
     unsigned char *done = traverse_alloc(g->n_nodes, 1, 1),
                   *seen = traverse_alloc(g->n_nodes, 1, 1);
     if (!done || !seen) {
         free(done);
         free(seen);
-        return pb_errorf(err, "out of memory");
+        return -1;
     }
     for (int i = 0; i < count; i++)
         done[order[i]] = 1;
@@ -74,6 +68,15 @@ static int traverse_cycle_error(const pb_graph *g, const int *order, int count, 
     }
     free(done);
     free(seen);
+    return v;
+}
+
+/* The error of a walk that emitted only order[0..count) of the nodes because of a cycle. */
+static int traverse_cycle_error(const pb_graph *g, const int *order, int count, pb_error *err)
+{
+    int v = traverse_cycle_node(g, order, count);
+    if (v < 0)
+        return pb_errorf(err, "out of memory");
     return pb_errorf(err, "graph '%s' has a cycle through node '%s'", traverse_graph_label(g),
                      g->node_name[v]);
 }
@@ -121,33 +124,99 @@ int traverse_lexico(const pb_graph *g, int *order, pb_error *err)
 
 /* ---------------------------------------------------------------- topological orders */
 
-int traverse_topo(const pb_graph *g, int *order, pb_error *err)
+/*
+ * The ready set of Kahn's algorithm.  networkx 2.4's topological_sort keeps a LIFO stack (the
+ * most recently freed node is taken first); lexicographical_topological_sort a binary min-heap
+ * keyed by (name, index).  The two differ only in push and pop, so one Kahn loop serves both and
+ * the in-degree bookkeeping exists once.
+ */
+typedef struct traverse_ready {
+    const pb_graph *g;
+    int by_name; /* 0: LIFO stack, 1: min-heap by (name, index) */
+    int *a;
+    int len;
+} traverse_ready;
+
+static int traverse_ready_less(const traverse_ready *r, int x, int y)
+{
+    int c = strcmp(r->g->node_name[x], r->g->node_name[y]);
+    return c < 0 || (c == 0 && x < y);
+}
+
+static void traverse_ready_push(traverse_ready *r, int v)
+{
+    int i = r->len++;
+    while (r->by_name && i > 0) {
+        int parent = (i - 1) / 2;
+        if (!traverse_ready_less(r, v, r->a[parent]))
+            break;
+        r->a[i] = r->a[parent];
+        i = parent;
+    }
+    r->a[i] = v;
+}
+
+static int traverse_ready_pop(traverse_ready *r)
+{
+    if (!r->by_name)
+        return r->a[--r->len];
+    int top = r->a[0], last = r->a[--r->len], i = 0;
+    for (;;) {
+        int child = 2 * i + 1;
+        if (child >= r->len)
+            break;
+        if (child + 1 < r->len && traverse_ready_less(r, r->a[child + 1], r->a[child]))
+            child++;
+        if (!traverse_ready_less(r, r->a[child], last))
+            break;
+        r->a[i] = r->a[child];
+        i = child;
+    }
+    if (r->len > 0)
+        r->a[i] = last;
+    return top;
+}
+
+int traverse_kahn(const pb_graph *g, int by_name, int *order, int *count, pb_error *err)
 {
     int n = g->n_nodes;
-    int *indeg = traverse_alloc(n, sizeof(int), 0), *zero = traverse_alloc(n, sizeof(int), 0);
-    if (!indeg || !zero) {
+    int *indeg = traverse_alloc(n, sizeof(int), 0);
+    traverse_ready r = {g, by_name, traverse_alloc(n, sizeof(int), 0), 0};
+    *count = 0;
+    if (!indeg || !r.a) {
         free(indeg);
-        free(zero);
+        free(r.a);
         return pb_errorf(err, "out of memory");
     }
-    int top = 0, count = 0;
     for (int v = 0; v < n; v++) {
         indeg[v] = traverse_in_degree(g, v);
         if (indeg[v] == 0)
-            zero[top++] = v;
+            traverse_ready_push(&r, v);
     }
-    /* networkx 2.4: node = zero_indegree.pop() takes the last ready node, so the most recently
-     * freed child is expanded first. */
-    while (top > 0) {
-        int v = zero[--top];
+    while (r.len > 0) {
+        int v = traverse_ready_pop(&r);
         for (int i = g->succ_start[v]; i < g->succ_start[v + 1]; i++)
             if (--indeg[g->succ[i]] == 0)
-                zero[top++] = g->succ[i];
-        order[count++] = v;
+                traverse_ready_push(&r, g->succ[i]);
+        order[(*count)++] = v;
     }
     free(indeg);
-    free(zero);
-    return count == n ? PB_OK : traverse_cycle_error(g, order, count, err);
+    free(r.a);
+    return PB_OK;
+}
+
+/* Kahn's algorithm that fails on a cycle. */
+static int traverse_kahn_all(const pb_graph *g, int by_name, int *order, pb_error *err)
+{
+    int count;
+    if (traverse_kahn(g, by_name, order, &count, err) != PB_OK)
+        return PB_ERR;
+    return count == g->n_nodes ? PB_OK : traverse_cycle_error(g, order, count, err);
+}
+
+int traverse_topo(const pb_graph *g, int *order, pb_error *err)
+{
+    return traverse_kahn_all(g, 0, order, err);
 }
 
 int traverse_reversed_topo(const pb_graph *g, int *order, pb_error *err)
@@ -162,77 +231,9 @@ int traverse_reversed_topo(const pb_graph *g, int *order, pb_error *err)
     return PB_OK;
 }
 
-/* A binary min-heap of node indices keyed by (name, index). */
-typedef struct traverse_heap {
-    const pb_graph *g;
-    int *a;
-    int len;
-} traverse_heap;
-
-static int traverse_heap_less(const traverse_heap *h, int x, int y)
-{
-    int c = strcmp(h->g->node_name[x], h->g->node_name[y]);
-    return c < 0 || (c == 0 && x < y);
-}
-
-static void traverse_heap_push(traverse_heap *h, int v)
-{
-    int i = h->len++;
-    while (i > 0) {
-        int parent = (i - 1) / 2;
-        if (!traverse_heap_less(h, v, h->a[parent]))
-            break;
-        h->a[i] = h->a[parent];
-        i = parent;
-    }
-    h->a[i] = v;
-}
-
-static int traverse_heap_pop(traverse_heap *h)
-{
-    int top = h->a[0], last = h->a[--h->len], i = 0;
-    for (;;) {
-        int child = 2 * i + 1;
-        if (child >= h->len)
-            break;
-        if (child + 1 < h->len && traverse_heap_less(h, h->a[child + 1], h->a[child]))
-            child++;
-        if (!traverse_heap_less(h, h->a[child], last))
-            break;
-        h->a[i] = h->a[child];
-        i = child;
-    }
-    if (h->len > 0)
-        h->a[i] = last;
-    return top;
-}
-
 int traverse_lexico_topo(const pb_graph *g, int *order, pb_error *err)
 {
-    int n = g->n_nodes;
-    int *indeg = traverse_alloc(n, sizeof(int), 0);
-    traverse_heap h = {g, traverse_alloc(n, sizeof(int), 0), 0};
-    if (!indeg || !h.a) {
-        free(indeg);
-        free(h.a);
-        return pb_errorf(err, "out of memory");
-    }
-    int count = 0;
-    for (int v = 0; v < n; v++) {
-        indeg[v] = traverse_in_degree(g, v);
-        if (indeg[v] == 0)
-            traverse_heap_push(&h, v);
-    }
-    while (h.len > 0) {
-        int v = traverse_heap_pop(&h);
-        for (int i = g->succ_start[v]; i < g->succ_start[v + 1]; i++)
-            if (--indeg[g->succ[i]] == 0)
-                traverse_heap_push(&h, g->succ[i]);
-        order[count++] = v;
-    }
-    free(indeg);
-    free(h.a);
-    return count == n ? PB_OK : traverse_cycle_error(g, order, count, err);
+    return traverse_kahn_all(g, 1, order, err);
 }
 
 /* ---------------------------------------------------------------- depth first */

@@ -45,6 +45,20 @@ int traverse_lexico_topo(const pb_graph *g, int *order, pb_error *err);
  * `seed`; the same seed gives the same order. */
 int traverse_random(const pb_graph *g, unsigned long long seed, int *order, pb_error *err);
 
+/* Kahn's algorithm, the one copy behind "topo", "lexico-topo", graph_build's cycle check and
+ * graph_longest_path.  The ready set starts as the sources in node order; the next node taken is
+ * the one made ready last (by_name 0: networkx 2.4 topological_sort's LIFO stack) or the
+ * smallest by (name, index) (by_name 1: lexicographical_topological_sort).  Writes the nodes it
+ * orders into order[0..*count) (caller-owned, g->n_nodes ints); *count < g->n_nodes when the
+ * others lie on or after a cycle.  Returns PB_ERR only when out of memory. */
+int traverse_kahn(const pb_graph *g, int by_name, int *order, int *count, pb_error *err);
+
+/* A node on a cycle of g, after a walk emitted only order[0..count) of its nodes and every node
+ * left out has a predecessor left out too (after traverse_kahn: its in-degree never reached 0;
+ * after bfs: it is no source and no predecessor was reached).  Walking such predecessors must
+ * repeat a node, and the node that repeats lies on a cycle.  -1 when out of memory. */
+int traverse_cycle_node(const pb_graph *g, const int *order, int count);
+
 /* The public names above, in that order, NULL-terminated. */
 extern const char *const traverse_names[];
 
