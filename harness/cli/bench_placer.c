@@ -100,18 +100,9 @@ static double bench_placer_paper_time(const char *graph, const char *embedding, 
 
 static int bench_placer_parse_devices(const char *text, bench_placer_args *a)
 {
-    a->n_devices = 0;
-    const char *p = text;
-    while (*p) {
-        char *end;
-        errno = 0;
-        long v = strtol(p, &end, 10);
-        if (errno || end == p || v < 1 || v > 4096 || (*end && *end != ',') ||
-            a->n_devices == (int)(sizeof a->devices / sizeof a->devices[0]))
-            return cli_error("bench placer: --devices wants a list like 3,5,8, not '%s'", text);
-        a->devices[a->n_devices++] = (int)v;
-        p = *end ? end + 1 : end;
-    }
+    int max = (int)(sizeof a->devices / sizeof a->devices[0]);
+    if (cli_parse_devices(text, a->devices, max, &a->n_devices))
+        return cli_error("bench placer: --devices wants a list like 3,5,8, not '%s'", text);
     return a->n_devices ? 0 : cli_error("bench placer: --devices is empty");
 }
 

@@ -19,6 +19,9 @@ int cli_usage(const char *usage);
 int cli_dispatch(int argc, char **argv);
 /* Non-zero when argv[i] is -h or --help. */
 int cli_is_help(const char *arg);
+/* Parses a list of device counts such as "3,5,8" (each 1..4096, at most `max` of them) into
+ * counts[0..*n).  Returns 0 (*n is 0 for ""), or -1 when `text` is no such list. */
+int cli_parse_devices(const char *text, int *counts, int max, int *n);
 
 /* The commands (one file each: cmd_<name>.c). */
 int cmd_run(int argc, char **argv);

@@ -62,29 +62,13 @@ typedef struct bench_args {
     const char *simulator;
 } bench_args;
 
-static int bench_parse_devices(const char *text, bench_args *a)
-{
-    a->n_devices = 0;
-    const char *p = text;
-    while (*p) {
-        char *end;
-        errno = 0;
-        long v = strtol(p, &end, 10);
-        if (errno || end == p || v < 1 || v > 4096 || (*end && *end != ',') ||
-            a->n_devices == BENCH_MAX_DEVICE_COUNTS)
-            return -1;
-        a->devices[a->n_devices++] = (int)v;
-        p = *end ? end + 1 : end;
-    }
-    return a->n_devices > 0 ? 0 : -1;
-}
-
 static int bench_option(const char *arg, const char *value, bench_args *a)
 {
     char *end;
     errno = 0;
     if (strcmp(arg, "--devices") == 0) {
-        if (bench_parse_devices(value, a))
+        if (cli_parse_devices(value, a->devices, BENCH_MAX_DEVICE_COUNTS, &a->n_devices) ||
+            a->n_devices == 0)
             return cli_error("bench: --devices '%s' is not a list like 3,5,8 (1..4096)", value);
     } else if (strcmp(arg, "--evals") == 0) {
         a->evals = strtol(value, &end, 10);

@@ -3,6 +3,7 @@
 
 #include "core/version.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +52,22 @@ int cli_usage(const char *usage)
 int cli_is_help(const char *arg)
 {
     return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0;
+}
+
+int cli_parse_devices(const char *text, int *counts, int max, int *n)
+{
+    *n = 0;
+    const char *p = text;
+    while (*p) {
+        char *end;
+        errno = 0;
+        long v = strtol(p, &end, 10);
+        if (errno || end == p || v < 1 || v > 4096 || (*end && *end != ',') || *n == max)
+            return -1;
+        counts[(*n)++] = (int)v;
+        p = *end ? end + 1 : end;
+    }
+    return 0;
 }
 
 static void cli_print_commands(FILE *f)
