@@ -32,6 +32,7 @@
  * a forward pass is a pure function of (parameters, features, seed).  Weights are Glorot from a
  * generator derived from the create seed.  All parameters are named "graphsage/...".
  */
+#include "embed_cache.h"
 #include "sage.h"
 
 #include <stddef.h>
@@ -73,10 +74,13 @@ typedef struct graphsage {
     pb_rng param_rng; /* initial weights */
     pb_rng pass_rng;  /* per-pass seeds when the caller gives none */
     const pb_host *host;
-    pb_nn_params *params;   /* borrowed from init_params */
-    sage_model model;       /* model.dim == 0 before init_params */
-    graphsage_graph *cache; /* the graph forward() last saw */
+    pb_nn_params *params; /* borrowed from init_params */
+    sage_model model;     /* model.dim == 0 before init_params */
+    embed_cache cache;    /* the graph forward() last saw */
 } graphsage;
+
+/* Defined at the end; forward() hands it to embed_cache_forward. */
+static const pb_embedding_ops graphsage_ops;
 
 static int graphsage_create(const pb_create_args *a, void **instance, pb_error *err)
 {
@@ -107,7 +111,7 @@ static void graphsage_release(void *instance, void *prepared)
 static void graphsage_destroy(void *instance)
 {
     graphsage *e = instance;
-    graphsage_release(e, e->cache);
+    embed_cache_free(&e->cache, &graphsage_ops, e);
     free(e);
 }
 
@@ -212,14 +216,7 @@ static int graphsage_forward(void *instance, pb_nn_tape *t, const pb_graph *g, p
                              pb_nn_tensor **out, pb_error *err)
 {
     graphsage *e = instance;
-    if (!e->cache || e->cache->g != g || e->cache->samples.n != g->n_nodes) {
-        void *prep;
-        if (graphsage_prepare(e, g, &prep, err))
-            return PB_ERR;
-        graphsage_release(e, e->cache);
-        e->cache = prep;
-    }
-    return graphsage_forward_batch(e, e->cache, t, x, 1, NULL, out, err);
+    return embed_cache_forward(&e->cache, &graphsage_ops, e, t, g, x, out, err);
 }
 
 static const pb_embedding_ops graphsage_ops = {

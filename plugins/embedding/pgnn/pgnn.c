@@ -25,8 +25,9 @@
  * seeds[b] in forward_batch (a pure function of parameters, features and seed).  Parameters are
  * named "pgnn/...".
  */
-#include "sage.h"
 #include "anchors.h"
+#include "embed_cache.h"
+#include "sage.h"
 
 #include <stddef.h>
 #include <stdio.h>
@@ -98,8 +99,11 @@ typedef struct pgnn {
     pb_nn_params *params; /* borrowed from init_params */
     sage_model model;     /* model.dim == 0 before init_params */
     pb_nn_mlp pos;        /* F_pos = FNN(d, [d], d) */
-    pgnn_graph *cache;    /* the graph forward() last saw */
+    embed_cache cache;    /* the graph forward() last saw */
 } pgnn;
+
+/* Defined at the end; forward() hands it to embed_cache_forward. */
+static const pb_embedding_ops pgnn_ops;
 
 static int pgnn_create(const pb_create_args *a, void **instance, pb_error *err)
 {
@@ -135,7 +139,7 @@ static void pgnn_release(void *instance, void *prepared)
 static void pgnn_destroy(void *instance)
 {
     pgnn *e = instance;
-    pgnn_release(e, e->cache);
+    embed_cache_free(&e->cache, &pgnn_ops, e);
     free(e);
 }
 
@@ -292,14 +296,7 @@ static int pgnn_forward(void *instance, pb_nn_tape *t, const pb_graph *g, pb_nn_
                         pb_nn_tensor **out, pb_error *err)
 {
     pgnn *e = instance;
-    if (!e->cache || e->cache->g != g || e->cache->samples.n != g->n_nodes) {
-        void *prep;
-        if (pgnn_prepare(e, g, &prep, err))
-            return PB_ERR;
-        pgnn_release(e, e->cache);
-        e->cache = prep;
-    }
-    return pgnn_forward_batch(e, e->cache, t, x, 1, NULL, out, err);
+    return embed_cache_forward(&e->cache, &pgnn_ops, e, t, g, x, out, err);
 }
 
 static const pb_embedding_ops pgnn_ops = {

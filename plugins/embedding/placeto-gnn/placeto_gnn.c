@@ -17,6 +17,7 @@
  * GraphSAGE or P-GNN.  Rows are in the graph's node order; nothing here is random after
  * init_params, so seeds are not used.
  */
+#include "embed_cache.h"
 #include "messenger.h"
 #include "placebench.h"
 
@@ -89,8 +90,11 @@ typedef struct gnn {
     int dim;              /* feature width d, 0 before init_params */
     pb_nn_mlp t;          /* node self-transform */
     pb_nn_mlp f[2], g[2]; /* [0] over parents, [1] over children */
-    gnn_graph *cache;     /* the graph forward() last saw */
+    embed_cache cache;    /* the graph forward() last saw */
 } gnn;
+
+/* Defined at the end; forward() hands it to embed_cache_forward. */
+static const pb_embedding_ops gnn_ops;
 
 static int gnn_create(const pb_create_args *a, void **instance, pb_error *err)
 {
@@ -123,7 +127,7 @@ static void gnn_release(void *instance, void *prepared)
 static void gnn_destroy(void *instance)
 {
     gnn *e = instance;
-    gnn_release(e, e->cache);
+    embed_cache_free(&e->cache, &gnn_ops, e);
     free(e);
 }
 
@@ -305,14 +309,7 @@ static int gnn_forward(void *instance, pb_nn_tape *t, const pb_graph *g, pb_nn_t
                        pb_nn_tensor **out, pb_error *err)
 {
     gnn *e = instance;
-    if (!e->cache || e->cache->g != g || e->cache->n != g->n_nodes) {
-        void *prep;
-        if (gnn_prepare(e, g, &prep, err))
-            return PB_ERR;
-        gnn_release(e, e->cache);
-        e->cache = prep;
-    }
-    return gnn_forward_batch(e, e->cache, t, x, 1, NULL, out, err);
+    return embed_cache_forward(&e->cache, &gnn_ops, e, t, g, x, out, err);
 }
 
 static const pb_embedding_ops gnn_ops = {
