@@ -288,16 +288,12 @@ static int bench_placer_graph(const bench_placer_args *a, const bench_placer_plu
     return 0;
 }
 
-/* Graph k of the run: a file given, or graph 0 of family k generated from seed 1. */
+/* Graph k of the run: a file given, or graph 0 of generator family k from seed 1. */
 static int bench_placer_load(const bench_placer_args *a, int k, pb_graph **g, pb_error *err)
 {
     if (a->n_graphs)
         return nodelink_read(a->graphs[k], g, err);
-    static const char *const families[] = {"cifar10", "ptb", "nmt"};
-    const gen_family *f = gen_family_find(families[k]);
-    if (!f)
-        return pb_errorf(err, "no generator for family '%s'", families[k]);
-    return gen_graph(f, 1, 0, g, err);
+    return gen_graph(gen_family_at(k), 1, 0, g, err);
 }
 
 int bench_placer(int argc, char **argv)
@@ -317,7 +313,7 @@ int bench_placer(int argc, char **argv)
         return cli_error("%s", err.msg);
     }
     bench_placer_header(&a);
-    int n = a.n_graphs ? a.n_graphs : 3;
+    int n = a.n_graphs ? a.n_graphs : gen_family_count();
     for (int k = 0; k < n && rc == 0; k++) {
         pb_graph *g;
         if (bench_placer_load(&a, k, &g, &err)) {

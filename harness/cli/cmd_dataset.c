@@ -21,10 +21,12 @@ static const char dataset_usage[] =
 
 static void dataset_print_help(void)
 {
+    char families[256];
+    gen_family_names(families, sizeof families);
     printf(
         "usage: placebench dataset SUBCOMMAND ...\n\n"
         "  gen FAMILY [--count N] [--seed S] [--first K] --out DIR\n"
-        "      generates graphs K .. K+N-1 (default 0 .. 31) of a family (cifar10, ptb, nmt)\n"
+        "      generates graphs K .. K+N-1 (default 0 .. 31) of a family (%s)\n"
         "      from seed S (default 1) and writes DIR/<family>-NN.json: networkx node-link\n"
         "      JSON at op level, each op with its 'group'.  Graph i's seed is\n"
         "      pb_seed_derive(S, \"i\"), so a graph does not depend on --count.\n"
@@ -50,7 +52,8 @@ static void dataset_print_help(void)
         "  list\n"
         "      the generator families and the paper's Table I numbers.\n\n"
         "Generation is deterministic: the same family, seed and index give the same graph\n"
-        "(same checksum) on every machine.\n");
+        "(same checksum) on every machine.\n",
+        families);
 }
 
 /* Parses a non-negative integer option value; -1 when it is not one. */
@@ -141,9 +144,11 @@ static int dataset_gen(int argc, char **argv)
     if (rc)
         return rc;
     const gen_family *f = gen_family_find(a.family);
-    if (!f)
-        return cli_error("dataset gen: unknown family '%s' (families: cifar10, ptb, nmt)",
-                         a.family);
+    if (!f) {
+        char families[256];
+        gen_family_names(families, sizeof families);
+        return cli_error("dataset gen: unknown family '%s' (families: %s)", a.family, families);
+    }
     if (dataset_mkdirs(a.out) != 0)
         return cli_error("dataset gen: cannot create folder '%s': %s", a.out, strerror(errno));
     double t0 = pb_clock_monotonic();
@@ -268,10 +273,12 @@ static int dataset_set_load(dataset_set *s, const char *what, long long seed, lo
     if (stat(what, &st) == 0)
         return S_ISDIR(st.st_mode) ? dataset_set_folder(s, what) : dataset_set_read(s, what);
     const gen_family *f = gen_family_find(what);
-    if (!f)
-        return cli_error("dataset stats: '%s' is neither a file, a folder nor a family "
-                         "(cifar10, ptb, nmt)",
-                         what);
+    if (!f) {
+        char families[256];
+        gen_family_names(families, sizeof families);
+        return cli_error("dataset stats: '%s' is neither a file, a folder nor a family (%s)", what,
+                         families);
+    }
     return dataset_set_generate(s, f, seed, count);
 }
 

@@ -49,9 +49,14 @@ typedef struct gen_family {
     gen_paper_stats paper;
 } gen_family;
 
-/* The families in a fixed order; NULL past the end / for an unknown name. */
+/* The families in a fixed order (gen_family_count of them); NULL past the end / for an unknown
+ * name. */
+int gen_family_count(void);
 const gen_family *gen_family_at(int i);
 const gen_family *gen_family_find(const char *name);
+/* The families' names in that order joined by ", " into buf (truncated to size), for messages
+ * that list them. */
+void gen_family_names(char *buf, size_t size);
 
 /*
  * Graph `index` of a family: seed = pb_seed_derive(family_seed, decimal index), name

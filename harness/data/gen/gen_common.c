@@ -41,10 +41,14 @@ static const gen_family gen_families[] = {
      {179.44, 476.25, 63.13, 41, 69}},
 };
 
+int gen_family_count(void)
+{
+    return (int)(sizeof gen_families / sizeof gen_families[0]);
+}
+
 const gen_family *gen_family_at(int i)
 {
-    int n = (int)(sizeof gen_families / sizeof gen_families[0]);
-    return i >= 0 && i < n ? &gen_families[i] : NULL;
+    return i >= 0 && i < gen_family_count() ? &gen_families[i] : NULL;
 }
 
 const gen_family *gen_family_find(const char *name)
@@ -53,6 +57,16 @@ const gen_family *gen_family_find(const char *name)
         if (strcmp(gen_family_at(i)->name, name) == 0)
             return gen_family_at(i);
     return NULL;
+}
+
+void gen_family_names(char *buf, size_t size)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < gen_family_count() && len < size; i++) {
+        int w = snprintf(buf + len, size - len, "%s%s", i ? ", " : "", gen_families[i].name);
+        len += w > 0 ? (size_t)w : 0;
+    }
 }
 
 int gen_graph(const gen_family *f, uint64_t family_seed, int index, pb_graph **out, pb_error *err)
