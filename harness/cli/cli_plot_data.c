@@ -80,11 +80,11 @@ void cli_plot_data_rows(FILE *f, const store_plot_data *d, const char *db, const
 
 /* ---------------------------------------------------------------- order wins */
 
-/* The order shown in column col. */
-static int cli_plot_data_order_at(const store_order_wins *w, int col)
+/* The order shown in column col: the paper's orders first, in its order. */
+static int cli_plot_data_order_at(const store_order_wins *w, const papers_order_table *pt, int col)
 {
-    return papers_display_at((const char *const *)w->orders, w->n_orders, papers_orders,
-                             PAPERS_N_ORDERS, col);
+    return papers_display_at((const char *const *)w->orders, w->n_orders, pt ? pt->orders : NULL,
+                             pt ? pt->n_orders : 0, col);
 }
 
 static int cli_plot_data_cell(const store_order_wins *w, int i, int j, int k)
@@ -112,7 +112,8 @@ int cli_plot_data_wins_drawable(const store_order_wins *w)
     return 0;
 }
 
-void cli_plot_data_wins_cells(FILE *f, const store_order_wins *w, const char *db)
+void cli_plot_data_wins_cells(FILE *f, const store_order_wins *w, const papers_order_table *pt,
+                              const char *db)
 {
     fprintf(f,
             "# placebench order-wins data from %s: graphs each order won, i.e. had the lowest\n"
@@ -129,8 +130,8 @@ void cli_plot_data_wins_cells(FILE *f, const store_order_wins *w, const char *db
                 int c = cli_plot_data_cell(w, i, j, k);
                 for (int col = 0; w->graphs[c] > 0 && col < w->n_orders; col++)
                     fprintf(f, "%d\t%d\t%d\t%d\t%d\t%d\n", i, row, col,
-                            w->wins[c * w->n_orders + cli_plot_data_order_at(w, col)], w->graphs[c],
-                            w->ties[c]);
+                            w->wins[c * w->n_orders + cli_plot_data_order_at(w, pt, col)],
+                            w->graphs[c], w->ties[c]);
                 row++;
             }
         }
@@ -159,12 +160,12 @@ void cli_plot_data_wins_panels(FILE *f, const store_order_wins *w)
     cli_plot_data_labels(f, w->datasets, w->n_datasets, "dataset");
 }
 
-void cli_plot_data_wins_cols(FILE *f, const store_order_wins *w)
+void cli_plot_data_wins_cols(FILE *f, const store_order_wins *w, const papers_order_table *pt)
 {
     fputs("# index\ttraversal order\n", f);
     for (int col = 0; col < w->n_orders; col++) {
         fprintf(f, "%d\t", col);
-        cli_plot_data_label(f, w->orders[cli_plot_data_order_at(w, col)]);
+        cli_plot_data_label(f, w->orders[cli_plot_data_order_at(w, pt, col)]);
         fputc('\n', f);
     }
 }
@@ -178,10 +179,11 @@ static const store_embedding_cell *cli_plot_data_ecell(const store_embedding_tab
 }
 
 /* The embedding shown at place `place` (the paper's order, others after). */
-static int cli_plot_data_embedding_at(const store_embedding_table *t, int place)
+static int cli_plot_data_embedding_at(const store_embedding_table *t,
+                                      const papers_embedding_table *pt, int place)
 {
-    return papers_display_at((const char *const *)t->embeddings, t->n_embeddings, papers_embeddings,
-                             PAPERS_N_EMBEDDINGS, place);
+    return papers_display_at((const char *const *)t->embeddings, t->n_embeddings,
+                             pt ? pt->embeddings : NULL, pt ? pt->n_embeddings : 0, place);
 }
 
 /* Embeddings with runs in cell (i, j). */
@@ -231,13 +233,15 @@ static store_embedding_cell cli_plot_data_mean_cell(const store_embedding_table 
     return m;
 }
 
-/* One bar group: dataset i, devices index j (-1: the mean over device counts), at x. */
-typedef void (*cli_plot_data_group_fn)(FILE *f, const store_embedding_table *t, int group, double x,
-                                       int i, int j);
+/* One bar group: dataset i, devices index j (-1: the mean over device counts), at x; pt: the
+ * paper whose embeddings come first. */
+typedef void (*cli_plot_data_group_fn)(FILE *f, const store_embedding_table *t,
+                                       const papers_embedding_table *pt, int group, double x, int i,
+                                       int j);
 
 /* Calls fn for every group in order; the gap between datasets is 0.6 of a group. */
 static void cli_plot_data_each_group(FILE *f, const store_embedding_table *t,
-                                     cli_plot_data_group_fn fn)
+                                     const papers_embedding_table *pt, cli_plot_data_group_fn fn)
 {
     int group = 0;
     double x = 0;
@@ -247,20 +251,21 @@ static void cli_plot_data_each_group(FILE *f, const store_embedding_table *t,
             continue;
         for (int j = 0; j < t->n_devices; j++) {
             if (cli_plot_data_cell_series(t, i, j) > 0) {
-                fn(f, t, group++, x, i, j);
+                fn(f, t, pt, group++, x, i, j);
                 x += 1;
             }
         }
         if (n >= 2) {
-            fn(f, t, group++, x, i, -1);
+            fn(f, t, pt, group++, x, i, -1);
             x += 1;
         }
         x += 0.6;
     }
 }
 
-static void cli_plot_data_bar_group(FILE *f, const store_embedding_table *t, int group, double x,
-                                    int i, int j)
+static void cli_plot_data_bar_group(FILE *f, const store_embedding_table *t,
+                                    const papers_embedding_table *pt, int group, double x, int i,
+                                    int j)
 {
     int n_slots = 0;
     for (int e = 0; e < t->n_embeddings; e++) {
@@ -269,7 +274,7 @@ static void cli_plot_data_bar_group(FILE *f, const store_embedding_table *t, int
         n_slots += c.n_runs > 0;
     }
     for (int place = 0, slot = 0; place < t->n_embeddings; place++) {
-        int e = cli_plot_data_embedding_at(t, place);
+        int e = cli_plot_data_embedding_at(t, pt, place);
         store_embedding_cell c =
             j >= 0 ? *cli_plot_data_ecell(t, i, j, e) : cli_plot_data_mean_cell(t, i, e);
         if (c.n_runs == 0)
@@ -282,7 +287,8 @@ static void cli_plot_data_bar_group(FILE *f, const store_embedding_table *t, int
     }
 }
 
-void cli_plot_data_bars(FILE *f, const store_embedding_table *t, const char *db)
+void cli_plot_data_bars(FILE *f, const store_embedding_table *t, const papers_embedding_table *pt,
+                        const char *db)
 {
     fprintf(f,
             "# placebench embedding data from %s: over the runs that finished ok with an\n"
@@ -294,12 +300,14 @@ void cli_plot_data_bars(FILE *f, const store_embedding_table *t, const char *db)
             "# group\tx\tembedding\tslot\tn_slots\timprovement_pct\twall_s\tec\tn_runs\t"
             "n_graphs\tcolour\n",
             db);
-    cli_plot_data_each_group(f, t, cli_plot_data_bar_group);
+    cli_plot_data_each_group(f, t, pt, cli_plot_data_bar_group);
 }
 
-static void cli_plot_data_group_label(FILE *f, const store_embedding_table *t, int group, double x,
-                                      int i, int j)
+static void cli_plot_data_group_label(FILE *f, const store_embedding_table *t,
+                                      const papers_embedding_table *pt, int group, double x, int i,
+                                      int j)
 {
+    (void)pt;
     if (j >= 0)
         fprintf(f, "%d\t%g\t%d\t%d dev\n", group, x, i, t->devices[j]);
     else
@@ -309,7 +317,7 @@ static void cli_plot_data_group_label(FILE *f, const store_embedding_table *t, i
 void cli_plot_data_bar_groups(FILE *f, const store_embedding_table *t)
 {
     fputs("# group\tx\tdataset\tlabel\n", f);
-    cli_plot_data_each_group(f, t, cli_plot_data_group_label);
+    cli_plot_data_each_group(f, t, NULL, cli_plot_data_group_label);
 }
 
 void cli_plot_data_bar_datasets(FILE *f, const store_embedding_table *t)
@@ -328,11 +336,12 @@ void cli_plot_data_bar_datasets(FILE *f, const store_embedding_table *t)
     }
 }
 
-void cli_plot_data_bar_series(FILE *f, const store_embedding_table *t)
+void cli_plot_data_bar_series(FILE *f, const store_embedding_table *t,
+                              const papers_embedding_table *pt)
 {
     fputs("# index\tembedding\tcolour\n", f);
     for (int place = 0; place < t->n_embeddings; place++) {
-        int e = cli_plot_data_embedding_at(t, place);
+        int e = cli_plot_data_embedding_at(t, pt, place);
         fprintf(f, "%d\t", place);
         cli_plot_data_label(f, t->embeddings[e]);
         fprintf(f, "\t%d\n", e);

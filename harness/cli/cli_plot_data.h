@@ -4,6 +4,7 @@
 #ifndef PB_CLI_PLOT_DATA_H
 #define PB_CLI_PLOT_DATA_H
 
+#include "report/papers.h"
 #include "store/store.h"
 #include "store/store_tables.h"
 
@@ -24,22 +25,23 @@ int cli_plot_data_wins_drawable(const store_order_wins *w);
 
 /*
  * Heat map data.  Rows are the (devices, episode) pairs some dataset has data for, numbered from
- * 0 by devices then episode (the papers' Tables II-IV); columns are the orders in the paper's
- * order (lexico, topo, dfs-preorder, reversed-topo, dfs-postorder, bfs), other names after them
- * in sorted order; panels are the datasets.
+ * 0 by devices then episode (the traversal-order paper's Tables II-IV); columns are the orders
+ * in the column order of the paper pt (borrowed; NULL: none), other names after them in sorted
+ * order; panels are the datasets.
  *   cells:  panel row col wins graphs ties, one line per (panel, row, order) with data
  *   rows:   panel row graphs ties devices episode label, one line per (panel, row)
  *   panels: index label;  cols: index label
  */
-void cli_plot_data_wins_cells(FILE *f, const store_order_wins *w, const char *db);
+void cli_plot_data_wins_cells(FILE *f, const store_order_wins *w, const papers_order_table *pt,
+                              const char *db);
 void cli_plot_data_wins_rows(FILE *f, const store_order_wins *w);
 void cli_plot_data_wins_panels(FILE *f, const store_order_wins *w);
-void cli_plot_data_wins_cols(FILE *f, const store_order_wins *w);
+void cli_plot_data_wins_cols(FILE *f, const store_order_wins *w, const papers_order_table *pt);
 
 /*
- * Bar data.  Embeddings are numbered in the paper's order (placeto-gnn, graphsage, pgnn), other
- * names after them in sorted order.  Groups are the (dataset, devices) cells with data, then per
- * dataset with two or more of them a "mean" group: the mean over its device counts of the cell
+ * Bar data.  Embeddings are numbered in the row order of the paper pt (borrowed; NULL: none),
+ * other names after them in sorted order.  Groups are the (dataset, devices) cells with data, then
+ * per dataset with two or more of them a "mean" group: the mean over its device counts of the cell
  * means (the embedding paper's Figures 4 and 5), for the embeddings that have every one of
  * them.  x places the groups left to right with a gap between datasets.
  *   bars:     group x embedding slot n_slots improvement_pct wall_s ec n_runs n_graphs colour
@@ -48,9 +50,11 @@ void cli_plot_data_wins_cols(FILE *f, const store_order_wins *w);
  * (colour: the embedding's place in name order, the order of the learning curves' series, so an
  * embedding keeps its colour across the charts).
  */
-void cli_plot_data_bars(FILE *f, const store_embedding_table *t, const char *db);
+void cli_plot_data_bars(FILE *f, const store_embedding_table *t, const papers_embedding_table *pt,
+                        const char *db);
 void cli_plot_data_bar_groups(FILE *f, const store_embedding_table *t);
 void cli_plot_data_bar_datasets(FILE *f, const store_embedding_table *t);
-void cli_plot_data_bar_series(FILE *f, const store_embedding_table *t);
+void cli_plot_data_bar_series(FILE *f, const store_embedding_table *t,
+                              const papers_embedding_table *pt);
 
 #endif

@@ -16,7 +16,8 @@ static void cli_tables_columns(char *const *names, int n, const char *const *pap
         cols[q] = papers_display_at((const char *const *)names, n, paper, n_paper, q);
 }
 
-static void cli_tables_orders_csv(FILE *f, const store_order_wins *w, const int *cols)
+static void cli_tables_orders_csv(FILE *f, const store_order_wins *w, const int *cols,
+                                  const papers_order_table *pt)
 {
     fputs("family,devices,episode,order,wins,graphs,ties,paper_wins\n", f);
     for (int i = 0; i < w->n_datasets; i++)
@@ -28,7 +29,7 @@ static void cli_tables_orders_csv(FILE *f, const store_order_wins *w, const int 
                 for (int q = 0; q < w->n_orders; q++) {
                     const char *order = w->orders[cols[q]];
                     int paper =
-                        papers_order_wins(w->datasets[i], w->devices[j], w->episodes[k], order);
+                        papers_order_wins(pt, w->datasets[i], w->devices[j], w->episodes[k], order);
                     fprintf(f, "%s,%d,%d,%s,%d,%d,%d,", w->datasets[i], w->devices[j],
                             w->episodes[k], order, w->wins[c * w->n_orders + cols[q]], w->graphs[c],
                             w->ties[c]);
@@ -39,7 +40,8 @@ static void cli_tables_orders_csv(FILE *f, const store_order_wins *w, const int 
             }
 }
 
-static void cli_tables_orders_family(FILE *f, const store_order_wins *w, int i, const int *cols)
+static void cli_tables_orders_family(FILE *f, const store_order_wins *w, int i, const int *cols,
+                                     const papers_order_table *pt)
 {
     fprintf(f,
             "### %s: graphs each order found the lowest mean best step time for "
@@ -58,7 +60,7 @@ static void cli_tables_orders_family(FILE *f, const store_order_wins *w, int i, 
                 continue;
             fprintf(f, "| %d | %d | %d |", w->devices[j], w->episodes[k], w->graphs[c]);
             for (int q = 0; q < w->n_orders; q++) {
-                int paper = papers_order_wins(w->datasets[i], w->devices[j], w->episodes[k],
+                int paper = papers_order_wins(pt, w->datasets[i], w->devices[j], w->episodes[k],
                                               w->orders[cols[q]]);
                 fprintf(f, " %d", w->wins[c * w->n_orders + cols[q]]);
                 if (paper >= 0)
@@ -70,22 +72,25 @@ static void cli_tables_orders_family(FILE *f, const store_order_wins *w, int i, 
     fputc('\n', f);
 }
 
-void cli_tables_orders(FILE *f, const store_order_wins *w, int csv)
+void cli_tables_orders(FILE *f, const store_order_wins *w, const papers_order_table *pt, int csv)
 {
     int cols[256];
     if (w->n_orders > (int)(sizeof cols / sizeof *cols))
         return;
-    cli_tables_columns(w->orders, w->n_orders, papers_orders, PAPERS_N_ORDERS, cols);
+    cli_tables_columns(w->orders, w->n_orders, pt ? pt->orders : NULL, pt ? pt->n_orders : 0, cols);
     if (csv) {
-        cli_tables_orders_csv(f, w, cols);
+        cli_tables_orders_csv(f, w, cols, pt);
         return;
     }
     for (int i = 0; i < w->n_datasets; i++)
-        cli_tables_orders_family(f, w, i, cols);
+        cli_tables_orders_family(f, w, i, cols, pt);
     fputs("Episodes are 0-based (9, 19, 49 end the 10th, 20th, 50th episode); each graph's best "
           "step time is averaged over its repeats first; orders tied for the lowest mean all "
-          "win (ties column); the paper's counts are of 32 graphs.\n\n",
+          "win (ties column)",
           f);
+    if (pt)
+        fprintf(f, "; the paper's counts are of %d graphs", pt->n_graphs);
+    fputs(".\n\n", f);
 }
 
 /* ---------------------------------------------------------------- embeddings */
@@ -118,7 +123,7 @@ static const store_embedding_cell *cli_tables_cell(const store_embedding_table *
 
 /* Table 1 (metric 0: improvement %) or Table 2 (metric 1: computation time). */
 static void cli_tables_embedding_metric(FILE *f, const store_embedding_table *t, const int *cols,
-                                        int metric)
+                                        const papers_embedding_table *pt, int metric)
 {
     fputs(metric == 0 ? "### Improvement over the initial placement (%), ours / paper\n\n"
                       : "### Average computation time (s), ours / paper\n\n",
@@ -138,7 +143,7 @@ static void cli_tables_embedding_metric(FILE *f, const store_embedding_table *t,
             for (int j = 0; j < t->n_devices; j++) {
                 const store_embedding_cell *c = cli_tables_cell(t, i, j, e);
                 papers_embedding p =
-                    papers_embedding_cell(t->datasets[i], t->devices[j], t->embeddings[e]);
+                    papers_embedding_cell(pt, t->datasets[i], t->devices[j], t->embeddings[e]);
                 cli_tables_pair(f, metric == 0 ? c->improvement_pct : c->wall_s,
                                 metric == 0 ? p.improvement_pct : p.wall_s, metric == 0 ? 2 : 3);
                 graphs = c->n_graphs > graphs ? c->n_graphs : graphs;
@@ -166,10 +171,10 @@ static int cli_tables_find(const store_embedding_table *t, const char *name)
 }
 
 static void cli_tables_embedding_summary(FILE *f, const store_embedding_table *t, const int *cols,
-                                         int b)
+                                         const papers_embedding_table *pt, int b)
 {
     papers_embedding pb =
-        b >= 0 ? papers_embedding_overall(t->embeddings[b]) : (papers_embedding){NAN, NAN, NAN};
+        b >= 0 ? papers_embedding_overall(pt, t->embeddings[b]) : (papers_embedding){NAN, NAN, NAN};
     fputs("### Summary over families and device counts, ours / paper\n\n"
           "| embedding | improvement (%) | vs baseline (%) | computation time (s) | vs baseline "
           "(%) | EC ratio | vs baseline (%) | runs |\n|---|--:|--:|--:|--:|--:|--:|--:|\n",
@@ -178,7 +183,7 @@ static void cli_tables_embedding_summary(FILE *f, const store_embedding_table *t
         int e = cols[q];
         const store_embedding_cell *o = &t->overall[e];
         const store_embedding_cell *base = b >= 0 ? &t->overall[b] : NULL;
-        papers_embedding p = papers_embedding_overall(t->embeddings[e]);
+        papers_embedding p = papers_embedding_overall(pt, t->embeddings[e]);
         fprintf(f, "| %s |", t->embeddings[e]);
         cli_tables_pair(f, o->improvement_pct, p.improvement_pct, 3);
         cli_tables_pair(f,
@@ -208,7 +213,7 @@ static void cli_tables_csv_num(FILE *f, double v)
 }
 
 static void cli_tables_embeddings_csv(FILE *f, const store_embedding_table *t, const int *cols,
-                                      int b)
+                                      const papers_embedding_table *pt, int b)
 {
     fputs("family,devices,embedding,runs,graphs,improvement_pct,paper_improvement_pct,wall_s,"
           "paper_wall_s,ec_per_s,paper_ec,improvement_vs_baseline_pct,wall_vs_baseline_pct,"
@@ -223,9 +228,9 @@ static void cli_tables_embeddings_csv(FILE *f, const store_embedding_table *t, c
                 const store_embedding_cell *base = b < 0 ? NULL
                                                    : all ? &t->overall[b]
                                                          : cli_tables_cell(t, i, j, b);
-                papers_embedding p =
-                    all ? papers_embedding_overall(t->embeddings[e])
-                        : papers_embedding_cell(t->datasets[i], t->devices[j], t->embeddings[e]);
+                papers_embedding p = all ? papers_embedding_overall(pt, t->embeddings[e])
+                                         : papers_embedding_cell(pt, t->datasets[i], t->devices[j],
+                                                                 t->embeddings[e]);
                 if (c->n_runs == 0)
                     continue;
                 if (all)
@@ -250,18 +255,19 @@ static void cli_tables_embeddings_csv(FILE *f, const store_embedding_table *t, c
             }
 }
 
-void cli_tables_embeddings(FILE *f, const store_embedding_table *t, const char *baseline, int csv)
+void cli_tables_embeddings(FILE *f, const store_embedding_table *t,
+                           const papers_embedding_table *pt, const char *baseline, int csv)
 {
     int b = cli_tables_find(t, baseline), cols[256];
     if (t->n_embeddings > (int)(sizeof cols / sizeof *cols))
         return;
-    cli_tables_columns(t->embeddings, t->n_embeddings, papers_embeddings, PAPERS_N_EMBEDDINGS,
-                       cols);
+    cli_tables_columns(t->embeddings, t->n_embeddings, pt ? pt->embeddings : NULL,
+                       pt ? pt->n_embeddings : 0, cols);
     if (csv) {
-        cli_tables_embeddings_csv(f, t, cols, b);
+        cli_tables_embeddings_csv(f, t, cols, pt, b);
         return;
     }
-    cli_tables_embedding_metric(f, t, cols, 0);
-    cli_tables_embedding_metric(f, t, cols, 1);
-    cli_tables_embedding_summary(f, t, cols, b);
+    cli_tables_embedding_metric(f, t, cols, pt, 0);
+    cli_tables_embedding_metric(f, t, cols, pt, 1);
+    cli_tables_embedding_summary(f, t, cols, pt, b);
 }

@@ -4,6 +4,7 @@
 #include "cli_output.h"
 
 #include "cli_plot_data.h"
+#include "report/papers.h"
 #include "store/store.h"
 #include "store/store_tables.h"
 
@@ -56,10 +57,6 @@ static const char cmd_plot_usage[] =
     "\n"
     "The scripts are looked up in $PLACEBENCH_PLOTS_DIR, then beside the program\n"
     "(../share/placebench/plots, ../plots), then in the source and install folders.";
-
-/* The placer whose runs make the paper-table charts, and the episodes of the win counts. */
-static const char cmd_plot_table_placer[] = "placeto";
-static const int cmd_plot_win_episodes[] = {9, 19, 49};
 
 /* The gnuplot scripts plots/<name>.gp. */
 static const char *const cmd_plot_scripts[] = {"learning_curves", "best_step_time", "order_wins",
@@ -403,17 +400,17 @@ static void cmd_plot_wins_stem(char *buf, size_t n, const char *embedding)
 
 /* Writes the heat map's four data files and draws it. */
 static int cmd_plot_wins_draw(const cmd_plot_opts *o, const store_order_wins *w,
-                              const char *embedding)
+                              const papers_paper *paper, const char *embedding)
 {
     char stem[256], subtitle[512];
     cmd_plot_wins_stem(stem, sizeof stem, embedding);
-    snprintf(subtitle, sizeof subtitle, "placer %s%s%s", cmd_plot_table_placer,
+    snprintf(subtitle, sizeof subtitle, "placer %s%s%s", paper->placer,
              embedding ? ", embedding " : "", embedding ? embedding : "");
     cmd_plot_files files = {0};
     cli_output out;
     if (cmd_plot_data_open(o, &files, "data", stem, ".tsv", &out))
         return 1;
-    cli_plot_data_wins_cells(out.f, w, o->db);
+    cli_plot_data_wins_cells(out.f, w, paper->orders, o->db);
     if (cmd_plot_data_close(&files, &out) ||
         cmd_plot_data_open(o, &files, "rows", stem, ".rows.tsv", &out))
         return 1;
@@ -425,50 +422,71 @@ static int cmd_plot_wins_draw(const cmd_plot_opts *o, const store_order_wins *w,
     if (cmd_plot_data_close(&files, &out) ||
         cmd_plot_data_open(o, &files, "cols", stem, ".cols.tsv", &out))
         return 1;
-    cli_plot_data_wins_cols(out.f, w);
+    cli_plot_data_wins_cols(out.f, w, paper->orders);
     if (cmd_plot_data_close(&files, &out))
         return 1;
     cmd_plot_drawing dr = {"order_wins", stem, "", subtitle, &files};
     return cmd_plot_draw_all(o, &dr);
 }
 
-/* Win counts of the placer's orders with one embedding (NULL: the only one); *drawn is set when
- * they made a heat map.  A results file without such runs is not an error: *why says so. */
-static int cmd_plot_wins_one(const cmd_plot_opts *o, store *s, const char *embedding, int *drawn,
-                             pb_error *why)
+/* "9, 19 or 49": the episodes of the paper's win counts. */
+static void cmd_plot_episode_list(char *buf, size_t n, const papers_order_table *pt)
 {
+    size_t at = 0;
+    buf[0] = '\0';
+    for (int k = 0; k < pt->n_episodes && at < n; k++) {
+        const char *sep = k == 0 ? "" : k + 1 == pt->n_episodes ? " or " : ", ";
+        int w = snprintf(buf + at, n - at, "%s%d", sep, pt->episodes[k]);
+        at += w > 0 ? (size_t)w : 0;
+    }
+}
+
+/* Win counts of the paper's placer's orders with one embedding (NULL: the only one) at the
+ * paper's episodes; *drawn is set when they made a heat map.  A results file without such runs
+ * is not an error: *why says so. */
+static int cmd_plot_wins_one(const cmd_plot_opts *o, store *s, const papers_paper *paper,
+                             const char *embedding, int *drawn, pb_error *why)
+{
+    const papers_order_table *pt = paper->orders;
     store_order_wins w;
-    int n_ep = (int)(sizeof cmd_plot_win_episodes / sizeof cmd_plot_win_episodes[0]);
     int rc = 0;
-    if (store_tables_order_wins(s, cmd_plot_table_placer, embedding, cmd_plot_win_episodes, n_ep,
-                                &w, why) == PB_OK) {
+    if (store_tables_order_wins(s, paper->placer, embedding, pt->episodes, pt->n_episodes, &w,
+                                why) == PB_OK) {
         if (cli_plot_data_wins_drawable(&w)) {
-            rc = cmd_plot_wins_draw(o, &w, embedding);
+            rc = cmd_plot_wins_draw(o, &w, paper, embedding);
             *drawn = 1;
         } else {
+            char episodes[256];
+            cmd_plot_episode_list(episodes, sizeof episodes, pt);
             pb_errorf(why,
                       "%s: fewer than 2 traversal orders of placer '%s'%s%s, or no graph "
-                      "compared at episode 9, 19 or 49",
-                      o->db, cmd_plot_table_placer, embedding ? " with embedding " : "",
-                      embedding ? embedding : "");
+                      "compared at episode %s",
+                      o->db, paper->placer, embedding ? " with embedding " : "",
+                      embedding ? embedding : "", episodes);
         }
     }
     store_order_wins_free(&w);
     return rc;
 }
 
-/* The order-wins heat map, or one per embedding when the placer's runs use several. */
+/* The order-wins heat map of the first paper with win counts, or one per embedding when the
+ * placer's runs use several. */
 static int cmd_plot_order_wins(const cmd_plot_opts *o, store *s, int *drawn)
 {
+    const papers_paper *paper = papers_with_orders();
+    if (!paper) {
+        fputs("placebench: no order_wins chart: no registered paper has order win counts\n",
+              stderr);
+        return 0;
+    }
     pb_error why = {{0}}, why_each = {{0}};
-    int done = 0, rc = cmd_plot_wins_one(o, s, NULL, &done, &why);
+    int done = 0, rc = cmd_plot_wins_one(o, s, paper, NULL, &done, &why);
     store_embedding_table t = {0};
     const pb_error *reason = &why;
-    if (!rc && !done &&
-        store_tables_embeddings(s, cmd_plot_table_placer, NULL, &t, &why_each) == PB_OK &&
+    if (!rc && !done && store_tables_embeddings(s, paper->placer, NULL, &t, &why_each) == PB_OK &&
         t.n_embeddings > 1) {
         for (int e = 0; !rc && e < t.n_embeddings; e++)
-            rc = cmd_plot_wins_one(o, s, t.embeddings[e], &done, &why_each);
+            rc = cmd_plot_wins_one(o, s, paper, t.embeddings[e], &done, &why_each);
         reason = &why_each; /* the last embedding's reason */
     }
     store_embedding_table_free(&t);
@@ -479,16 +497,17 @@ static int cmd_plot_order_wins(const cmd_plot_opts *o, store *s, int *drawn)
 }
 
 /* Writes the embedding bars' four data files and draws them. */
-static int cmd_plot_bars_draw(const cmd_plot_opts *o, const store_embedding_table *t)
+static int cmd_plot_bars_draw(const cmd_plot_opts *o, const store_embedding_table *t,
+                              const papers_paper *paper)
 {
     static const char stem[] = "embedding_bars";
     char subtitle[256];
-    snprintf(subtitle, sizeof subtitle, "placer %s", cmd_plot_table_placer);
+    snprintf(subtitle, sizeof subtitle, "placer %s", paper->placer);
     cmd_plot_files files = {0};
     cli_output out;
     if (cmd_plot_data_open(o, &files, "data", stem, ".tsv", &out))
         return 1;
-    cli_plot_data_bars(out.f, t, o->db);
+    cli_plot_data_bars(out.f, t, paper->embeddings, o->db);
     if (cmd_plot_data_close(&files, &out) ||
         cmd_plot_data_open(o, &files, "groups", stem, ".groups.tsv", &out))
         return 1;
@@ -500,28 +519,35 @@ static int cmd_plot_bars_draw(const cmd_plot_opts *o, const store_embedding_tabl
     if (cmd_plot_data_close(&files, &out) ||
         cmd_plot_data_open(o, &files, "series", stem, ".series.tsv", &out))
         return 1;
-    cli_plot_data_bar_series(out.f, t);
+    cli_plot_data_bar_series(out.f, t, paper->embeddings);
     if (cmd_plot_data_close(&files, &out))
         return 1;
     cmd_plot_drawing dr = {"embedding_bars", stem, "", subtitle, &files};
     return cmd_plot_draw_all(o, &dr);
 }
 
-/* The embedding bars when the placer's runs use 2 or more embeddings. */
+/* The embedding bars of the first paper with embedding tables, when its placer's runs use 2 or
+ * more embeddings. */
 static int cmd_plot_embedding_bars(const cmd_plot_opts *o, store *s, int *drawn)
 {
+    const papers_paper *paper = papers_with_embeddings();
+    if (!paper) {
+        fputs("placebench: no embedding_bars chart: no registered paper has embedding tables\n",
+              stderr);
+        return 0;
+    }
     store_embedding_table t;
     pb_error why = {{0}};
     int rc = 0;
-    if (store_tables_embeddings(s, cmd_plot_table_placer, NULL, &t, &why) != PB_OK) {
+    if (store_tables_embeddings(s, paper->placer, NULL, &t, &why) != PB_OK) {
         fprintf(stderr, "placebench: no embedding_bars chart: %s\n", why.msg);
     } else if (t.n_embeddings < 2) {
         fprintf(stderr,
                 "placebench: no embedding_bars chart: %s: the runs of placer '%s' use one "
                 "embedding (%s)\n",
-                o->db, cmd_plot_table_placer, t.embeddings[0]);
+                o->db, paper->placer, t.embeddings[0]);
     } else {
-        rc = cmd_plot_bars_draw(o, &t);
+        rc = cmd_plot_bars_draw(o, &t, paper);
         *drawn = 1;
     }
     store_embedding_table_free(&t);

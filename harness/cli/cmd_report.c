@@ -3,6 +3,7 @@
 #include "cli_output.h"
 #include "cli_tables.h"
 
+#include "report/papers.h"
 #include "store/store.h"
 #include "store/store_tables.h"
 
@@ -45,6 +46,8 @@ static const char cmd_report_usage[] =
 
 enum { REPORT_SUMMARY = 1, REPORT_ORDERS = 2, REPORT_EMBEDDINGS = 4 };
 
+/* Options not given (NULL placer and baseline, no episodes) take the paper's: its placer, its
+ * baseline embedding, the episodes of its win counts. */
 typedef struct report_args {
     const char *db, *out, *placer, *embedding, *traversal, *baseline;
     int tables; /* REPORT_* bits; 0 = automatic */
@@ -105,8 +108,7 @@ static const char **report_value_slot(report_args *a, const char *arg)
 /* Returns -1 when parsed, else the exit status to return. */
 static int report_parse(int argc, char **argv, report_args *a)
 {
-    *a = (report_args){
-        .placer = "placeto", .baseline = "placeto-gnn", .episodes = {9, 19, 49}, .n_episodes = 3};
+    *a = (report_args){0};
     for (int i = 1; i < argc; i++) {
         const char **slot = report_value_slot(a, argv[i]);
         int takes = slot || strcmp(argv[i], "--tables") == 0 || strcmp(argv[i], "--episodes") == 0;
@@ -142,22 +144,24 @@ static int report_parse(int argc, char **argv, report_args *a)
     return -1;
 }
 
-/* The orders tables of one embedding (NULL: the runs' only one).  In automatic mode they are
- * written only when there are 2 or more orders, and a failure is no error. */
-static int report_orders(store *s, const report_args *a, const char *embedding, FILE *f,
-                         pb_error *err, int automatic)
+/* The orders tables of one embedding (NULL: the runs' only one), beside the paper's.  In
+ * automatic mode they are written only when there are 2 or more orders, and a failure is no
+ * error. */
+static int report_orders(store *s, const report_args *a, const papers_paper *paper,
+                         const char *embedding, FILE *f, pb_error *err, int automatic)
 {
+    const papers_order_table *pt = paper->orders;
+    const int *episodes = a->n_episodes ? a->episodes : pt->episodes;
+    int n_episodes = a->n_episodes ? a->n_episodes : pt->n_episodes;
     store_order_wins w;
     pb_error quiet = {{0}};
-    int rc = store_tables_order_wins(s, a->placer, embedding, a->episodes, a->n_episodes, &w,
-                                     automatic ? &quiet : err);
+    int rc = store_tables_order_wins(s, a->placer ? a->placer : paper->placer, embedding, episodes,
+                                     n_episodes, &w, automatic ? &quiet : err);
     if (!rc && (!automatic || w.n_orders >= 2)) {
         if (!a->csv)
-            fprintf(f,
-                    "\n## Traversal orders: best-order counts (traversal-order paper, Tables "
-                    "II-IV)%s%s\n\n",
-                    embedding ? ", embedding " : "", embedding ? embedding : "");
-        cli_tables_orders(f, &w, a->csv);
+            fprintf(f, "\n## Traversal orders: best-order counts (%s, %s)%s%s\n\n", paper->name,
+                    pt->tables, embedding ? ", embedding " : "", embedding ? embedding : "");
+        cli_tables_orders(f, &w, pt, a->csv);
     }
     store_order_wins_free(&w);
     return rc && !automatic;
@@ -172,25 +176,34 @@ static int report_write(store *s, const report_args *a, FILE *f, pb_error *err)
     if ((tables & REPORT_SUMMARY) &&
         store_report_summary(s, f, a->csv ? STORE_REPORT_CSV : STORE_REPORT_MARKDOWN, err))
         return 1;
+    int want_ord = (tables & REPORT_ORDERS) || automatic;
+    int want_emb = (tables & REPORT_EMBEDDINGS) || automatic;
+    const papers_paper *po = want_ord ? papers_with_orders() : NULL;
+    const papers_paper *pe = want_emb ? papers_with_embeddings() : NULL;
+    if (!automatic && ((want_ord && !po) || (want_emb && !pe))) {
+        pb_errorf(err, "report: no registered paper has %s tables",
+                  want_ord && !po ? "order" : "embedding");
+        return 1;
+    }
     store_embedding_table t;
     pb_error quiet = {{0}};
-    int want_emb = (tables & REPORT_EMBEDDINGS) || automatic;
-    int have_emb = want_emb && !store_tables_embeddings(s, a->placer, a->traversal, &t,
-                                                        automatic ? &quiet : err);
-    int rc = want_emb && !have_emb && !automatic;
-    if (!rc && ((tables & REPORT_ORDERS) || automatic)) {
+    int have_emb = pe && !store_tables_embeddings(s, a->placer ? a->placer : pe->placer,
+                                                  a->traversal, &t, automatic ? &quiet : err);
+    int rc = pe && !have_emb && !automatic;
+    if (!rc && po) {
         if (automatic && !a->embedding && have_emb && t.n_embeddings >= 2)
             for (int e = 0; e < t.n_embeddings; e++)
-                report_orders(s, a, t.embeddings[e], f, err, 1);
+                report_orders(s, a, po, t.embeddings[e], f, err, 1);
         else
-            rc = report_orders(s, a, a->embedding, f, err, automatic);
+            rc = report_orders(s, a, po, a->embedding, f, err, automatic);
     }
     if (!rc && have_emb && (!automatic || t.n_embeddings >= 2)) {
+        const papers_embedding_table *pt = pe->embeddings;
         if (!a->csv)
-            fputs("\n## Graph embeddings (embedding paper, Tables 1-3)\n\n", f);
-        cli_tables_embeddings(f, &t, a->baseline, a->csv);
+            fprintf(f, "\n## Graph embeddings (%s, %s)\n\n", pe->name, pt->tables);
+        cli_tables_embeddings(f, &t, pt, a->baseline ? a->baseline : pt->baseline, a->csv);
     }
-    if (want_emb)
+    if (pe)
         store_embedding_table_free(&t);
     return rc;
 }

@@ -1,46 +1,36 @@
-/* papers.c — the published figures of the reproduced tables, copied from the papers' text
- * (traversal-order-device-placement Tables II-IV, graph-embedding-device-placement Tables 1-3). */
+/* papers.c — the list of registered papers and the look-ups into their published figures. */
 #include "papers.h"
 
 #include <math.h>
 #include <string.h>
 
-const char *const papers_orders[PAPERS_N_ORDERS] = {
-    "lexico", "topo", "dfs-preorder", "reversed-topo", "dfs-postorder", "bfs"};
+/* The registered papers, in the order look-ups search them.  A new paper is one file,
+ * report/paper_<name>.c, defining `const papers_paper paper_<name>`, declared and listed here. */
+extern const papers_paper paper_traversal_order, paper_embeddings;
+static const papers_paper *const papers_registered[] = {&paper_traversal_order, &paper_embeddings};
 
-const char *const papers_embeddings[PAPERS_N_EMBEDDINGS] = {"placeto-gnn", "graphsage", "pgnn"};
+enum { PAPERS_N = (int)(sizeof papers_registered / sizeof papers_registered[0]) };
 
-static const char *const papers_families[3] = {"cifar10", "nmt", "ptb"};
-static const int papers_devices[3] = {3, 5, 8};
-static const int papers_episodes[3] = {9, 19, 49};
+const papers_paper *papers_at(int i)
+{
+    return i >= 0 && i < PAPERS_N ? papers_registered[i] : NULL;
+}
 
-/* [family][devices][episode][order], as printed: Table II (cifar10), III (nmt), IV (ptb). */
-static const signed char papers_wins[3][3][3][PAPERS_N_ORDERS] = {
-    {{{1, 6, 10, 10, 4, 1}, {3, 3, 7, 8, 11, 0}, {5, 4, 5, 8, 8, 2}},
-     {{0, 9, 6, 6, 9, 2}, {0, 9, 3, 10, 8, 2}, {2, 6, 6, 9, 6, 3}},
-     {{0, 8, 3, 10, 11, 0}, {1, 4, 2, 8, 17, 0}, {0, 5, 1, 11, 15, 0}}},
-    {{{0, 2, 0, 22, 1, 7}, {0, 0, 1, 23, 1, 7}, {0, 0, 1, 24, 1, 6}},
-     {{0, 0, 1, 24, 1, 6}, {0, 0, 2, 26, 0, 4}, {0, 0, 0, 27, 0, 5}},
-     {{0, 0, 0, 23, 3, 6}, {0, 0, 0, 24, 1, 7}, {0, 0, 0, 24, 3, 5}}},
-    {{{0, 1, 6, 1, 0, 24}, {0, 1, 10, 1, 2, 18}, {0, 1, 8, 5, 2, 16}},
-     {{0, 0, 3, 0, 2, 27}, {0, 1, 3, 2, 2, 24}, {0, 1, 2, 6, 5, 18}},
-     {{0, 0, 2, 1, 1, 28}, {0, 0, 2, 5, 4, 21}, {0, 0, 2, 13, 5, 12}}}};
+const papers_paper *papers_with_orders(void)
+{
+    for (int i = 0; i < PAPERS_N; i++)
+        if (papers_registered[i]->orders)
+            return papers_registered[i];
+    return NULL;
+}
 
-/* Table 1: improvement over the initial placement (%), [family][embedding][devices]. */
-static const double papers_improvement[3][PAPERS_N_EMBEDDINGS][3] = {
-    {{24.585, 28.250, 34.339}, {29.566, 30.567, 31.374}, {32.717, 36.084, 37.114}},
-    {{28.107, 36.042, 38.813}, {27.037, 34.177, 32.388}, {30.232, 39.350, 42.399}},
-    {{8.981, 11.304, 15.831}, {12.492, 14.658, 16.625}, {17.930, 21.117, 23.536}}};
-
-/* Table 2: average computation time (s), [family][embedding][devices]. */
-static const double papers_wall[3][PAPERS_N_EMBEDDINGS][3] = {
-    {{110.730, 112.030, 108.118}, {89.116, 91.930, 93.443}, {101.170, 105.721, 103.420}},
-    {{47.054, 47.519, 48.996}, {42.504, 43.788, 43.550}, {47.787, 49.009, 49.670}},
-    {{335.376, 327.175, 321.450}, {288.443, 298.736, 298.210}, {362.761, 368.460, 371.815}}};
-
-/* Table 3: averages over datasets and device counts: improvement %, time (s), EC ratio. */
-static const papers_embedding papers_overall[PAPERS_N_EMBEDDINGS] = {
-    {25.139, 162.050, 0.009}, {25.432, 143.302, 0.01}, {31.164, 173.313, 0.011}};
+const papers_paper *papers_with_embeddings(void)
+{
+    for (int i = 0; i < PAPERS_N; i++)
+        if (papers_registered[i]->embeddings)
+            return papers_registered[i];
+    return NULL;
+}
 
 static int papers_find(const char *const *names, int n, const char *name)
 {
@@ -80,31 +70,38 @@ int papers_display_at(const char *const *names, int n, const char *const *paper,
     return 0;
 }
 
-int papers_order_wins(const char *family, int devices, int episode, const char *order)
+int papers_order_wins(const papers_order_table *t, const char *family, int devices, int episode,
+                      const char *order)
 {
-    int f = papers_find(papers_families, 3, family),
-        d = papers_find_int(papers_devices, 3, devices);
-    int e = papers_find_int(papers_episodes, 3, episode);
-    int o = papers_find(papers_orders, PAPERS_N_ORDERS, order);
+    if (!t)
+        return -1;
+    int f = papers_find(t->families, t->n_families, family);
+    int d = papers_find_int(t->devices, t->n_devices, devices);
+    int e = papers_find_int(t->episodes, t->n_episodes, episode);
+    int o = papers_find(t->orders, t->n_orders, order);
     if (f < 0 || d < 0 || e < 0 || o < 0)
         return -1;
-    return papers_wins[f][d][e][o];
+    return t->wins[((f * t->n_devices + d) * t->n_episodes + e) * t->n_orders + o];
 }
 
-papers_embedding papers_embedding_cell(const char *family, int devices, const char *embedding)
+papers_embedding papers_embedding_cell(const papers_embedding_table *t, const char *family,
+                                       int devices, const char *embedding)
 {
-    int f = papers_find(papers_families, 3, family),
-        d = papers_find_int(papers_devices, 3, devices);
-    int e = papers_find(papers_embeddings, PAPERS_N_EMBEDDINGS, embedding);
+    if (!t)
+        return (papers_embedding){NAN, NAN, NAN};
+    int f = papers_find(t->families, t->n_families, family);
+    int d = papers_find_int(t->devices, t->n_devices, devices);
+    int e = papers_find(t->embeddings, t->n_embeddings, embedding);
     if (f < 0 || d < 0 || e < 0)
         return (papers_embedding){NAN, NAN, NAN};
-    return (papers_embedding){papers_improvement[f][e][d], papers_wall[f][e][d], NAN};
+    int c = (f * t->n_embeddings + e) * t->n_devices + d;
+    return (papers_embedding){t->improvement_pct[c], t->wall_s[c], NAN};
 }
 
-papers_embedding papers_embedding_overall(const char *embedding)
+papers_embedding papers_embedding_overall(const papers_embedding_table *t, const char *embedding)
 {
-    int e = papers_find(papers_embeddings, PAPERS_N_EMBEDDINGS, embedding);
+    int e = t ? papers_find(t->embeddings, t->n_embeddings, embedding) : -1;
     if (e < 0)
         return (papers_embedding){NAN, NAN, NAN};
-    return papers_overall[e];
+    return t->overall[e];
 }

@@ -1,15 +1,74 @@
-/* papers.h — the published figures of the tables placebench reproduces, to print beside ours:
- * the traversal-order paper's Tables II-IV and the embedding paper's Tables 1-3. */
+/* papers.h — the registry of the papers placebench reproduces: one const descriptor per paper
+ * (report/paper_<name>.c) holding its published figures and how its tables are laid out, the
+ * list of registered papers (papers.c) and the look-ups the report, plot and bench code use. */
 #ifndef PB_PAPERS_H
 #define PB_PAPERS_H
 
-enum { PAPERS_N_ORDERS = 6, PAPERS_N_EMBEDDINGS = 3 };
+/*
+ * Win counts of traversal orders (the traversal-order paper's Tables II-IV): on how many of the
+ * n_graphs graphs of a family each order found the lowest best step time by the end of an
+ * episode, per device count.  Names are placebench's (family folders, traversal plugins).
+ */
+typedef struct papers_order_table {
+    const char *tables;        /* which of the paper's tables, as headings cite them */
+    const char *const *orders; /* [n_orders] in the paper's column order */
+    int n_orders;
+    const char *const *families; /* [n_families] */
+    int n_families;
+    const int *devices; /* [n_devices] */
+    int n_devices;
+    const int *episodes; /* [n_episodes] 0-based: 9 ends the 10th episode */
+    int n_episodes;
+    int n_graphs; /* graphs per family the counts are of */
+    /* [((family * n_devices + devices) * n_episodes + episode) * n_orders + order] */
+    const signed char *wins;
+} papers_order_table;
 
-/* The traversal orders of Tables II-IV as placebench names them, in the paper's column order
- * (lexico, topo, dfs_pre, rev_topo, dfs_post, bfs). */
-extern const char *const papers_orders[PAPERS_N_ORDERS];
-/* The embeddings of Tables 1-3 as placebench names them (Placeto-GNN, GraphSAGE, P-GNN). */
-extern const char *const papers_embeddings[PAPERS_N_EMBEDDINGS];
+/* One embedding's published figures; NaN where the paper gives none. */
+typedef struct papers_embedding {
+    double improvement_pct; /* per cell, or the average over cells */
+    double wall_s;          /* per cell, or the average over cells */
+    double ec;              /* the average over cells only; NaN in cells */
+} papers_embedding;
+
+/*
+ * Improvement over the initial placement, computation time and EC ratio per graph embedding
+ * (the embedding paper's Tables 1-3), per family and device count and averaged over them.  The
+ * computation times per cell are the reference timings `placebench bench placer` compares with:
+ * the Python/TensorFlow reference's mean wall time of one run.
+ */
+typedef struct papers_embedding_table {
+    const char *tables;            /* which of the paper's tables, as headings cite them */
+    const char *const *embeddings; /* [n_embeddings] in the paper's row order */
+    int n_embeddings;
+    const char *baseline;        /* the embedding the averages' table compares the others with */
+    const char *const *families; /* [n_families] */
+    int n_families;
+    const int *devices; /* [n_devices] */
+    int n_devices;
+    /* Per cell, as the paper prints them: [(family * n_embeddings + embedding) * n_devices +
+     * devices]. */
+    const double *improvement_pct;
+    const double *wall_s;
+    const papers_embedding *overall; /* [n_embeddings]: averages over families and devices */
+} papers_embedding_table;
+
+/* A paper: how placebench names it and its tables (NULL for a kind it does not publish). */
+typedef struct papers_paper {
+    const char *name;   /* short name used in headings ("traversal-order paper") */
+    const char *title;  /* the paper's title */
+    const char *placer; /* the learned placer whose runs its tables are of */
+    const papers_order_table *orders;
+    const papers_embedding_table *embeddings;
+} papers_paper;
+
+/* The registered papers in registration order: paper i, or NULL when i is out of range.
+ * Borrowed, static. */
+const papers_paper *papers_at(int i);
+
+/* The first registered paper with order win counts / embedding tables, or NULL.  Borrowed. */
+const papers_paper *papers_with_orders(void);
+const papers_paper *papers_with_embeddings(void);
 
 /* Display order of names[0..n): those the paper lists (paper[0..n_paper)) in the paper's order,
  * then the rest in their own order.  Returns the index into names of the one shown at `place`
@@ -17,21 +76,15 @@ extern const char *const papers_embeddings[PAPERS_N_EMBEDDINGS];
 int papers_display_at(const char *const *names, int n, const char *const *paper, int n_paper,
                       int place);
 
-/* Graphs (of 32) on which `order` found the lowest mean best step time by episode `episode`
- * (9, 19 or 49) on `devices` (3, 5 or 8) devices of `family` (cifar10, nmt, ptb); -1 when the
- * paper has no such cell. */
-int papers_order_wins(const char *family, int devices, int episode, const char *order);
+/* Graphs on which `order` found the lowest mean best step time by `episode` on `devices` devices
+ * of `family`; -1 when t is NULL or has no such cell. */
+int papers_order_wins(const papers_order_table *t, const char *family, int devices, int episode,
+                      const char *order);
 
-/* One embedding's published figures; NaN where the paper gives none. */
-typedef struct papers_embedding {
-    double improvement_pct; /* Table 1 (cells) or Table 3 (overall) */
-    double wall_s;          /* Table 2 (cells) or Table 3 (overall) */
-    double ec;              /* Table 3 only (overall); NaN in cells */
-} papers_embedding;
-
-/* Tables 1 and 2: one family and device count. */
-papers_embedding papers_embedding_cell(const char *family, int devices, const char *embedding);
-/* Table 3: the averages over families and device counts. */
-papers_embedding papers_embedding_overall(const char *embedding);
+/* One family and device count; all NaN when t is NULL or has no such cell. */
+papers_embedding papers_embedding_cell(const papers_embedding_table *t, const char *family,
+                                       int devices, const char *embedding);
+/* The averages over families and device counts; all NaN when t is NULL or lacks embedding. */
+papers_embedding papers_embedding_overall(const papers_embedding_table *t, const char *embedding);
 
 #endif

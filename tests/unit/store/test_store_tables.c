@@ -7,7 +7,6 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "report/papers.h"
 #include "store/store_tables.h"
 
 #include <math.h>
@@ -255,38 +254,11 @@ static void test_embedding_table(void **state)
     fixture_close(&fx);
 }
 
-/* Spot checks of the copied figures against the papers' text, and the sums of Tables II-IV
- * (each row of the paper's tables counts 32 graphs). */
-static void test_papers(void **state)
-{
-    (void)state;
-    assert_int_equal(papers_order_wins("cifar10", 8, 19, "dfs-postorder"), 17);
-    assert_int_equal(papers_order_wins("nmt", 5, 49, "reversed-topo"), 27);
-    assert_int_equal(papers_order_wins("ptb", 5, 9, "bfs"), 27);
-    assert_int_equal(papers_order_wins("ptb", 4, 9, "bfs"), -1);
-    assert_int_equal(papers_order_wins("ptb", 3, 9, "random"), -1);
-    const char *fam[3] = {"cifar10", "nmt", "ptb"};
-    int dev[3] = {3, 5, 8}, ep[3] = {9, 19, 49};
-    for (int f = 0; f < 3; f++)
-        for (int d = 0; d < 3; d++)
-            for (int e = 0; e < 3; e++) {
-                int sum = 0;
-                for (int o = 0; o < PAPERS_N_ORDERS; o++)
-                    sum += papers_order_wins(fam[f], dev[d], ep[e], papers_orders[o]);
-                assert_int_equal(sum, 32);
-            }
-    assert_float_equal(papers_embedding_cell("ptb", 8, "pgnn").improvement_pct, 23.536, 1e-9);
-    assert_float_equal(papers_embedding_cell("nmt", 3, "graphsage").wall_s, 42.504, 1e-9);
-    assert_true(isnan(papers_embedding_cell("nmt", 4, "graphsage").wall_s));
-    assert_float_equal(papers_embedding_overall("pgnn").improvement_pct, 31.164, 1e-9);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_order_wins),
         cmocka_unit_test(test_embedding_table),
-        cmocka_unit_test(test_papers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
