@@ -7,6 +7,7 @@
 #include "model/graph.h"
 #include "plugin/loader.h"
 #include "data/nodelink.h"
+#include "report/papers.h"
 #include "run/place.h"
 
 #include <errno.h>
@@ -54,25 +55,6 @@ typedef struct bench_placer_args {
     int n_opts[PB_KIND_PLACER + 1];
 } bench_placer_args;
 
-/* The embedding paper's Table 2: average computation time (s) of a 20-episode run per
- * embedding (the plugin implementing it), for 3, 5 and 8 devices. */
-typedef struct bench_placer_paper {
-    const char *family, *embedding;
-    double seconds[3];
-} bench_placer_paper;
-
-static const bench_placer_paper bench_placer_table2[] = {
-    {"cifar10", "placeto-gnn", {110.730, 112.030, 108.118}},
-    {"cifar10", "graphsage", {89.116, 91.930, 93.443}},
-    {"cifar10", "pgnn", {101.170, 105.721, 103.420}},
-    {"nmt", "placeto-gnn", {47.054, 47.519, 48.996}},
-    {"nmt", "graphsage", {42.504, 43.788, 43.550}},
-    {"nmt", "pgnn", {47.787, 49.009, 49.670}},
-    {"ptb", "placeto-gnn", {335.376, 327.175, 321.450}},
-    {"ptb", "graphsage", {288.443, 298.736, 298.210}},
-    {"ptb", "pgnn", {362.761, 368.460, 371.815}},
-};
-
 /* Non-zero when text starts with family followed by a separator ("ptb/00", "ptb-00.json"). */
 static int bench_placer_is_family(const char *text, const char *family)
 {
@@ -80,20 +62,18 @@ static int bench_placer_is_family(const char *text, const char *family)
     return strncmp(text, family, n) == 0 && strchr("/-_.", text[n]) && text[n];
 }
 
-/* The paper's time of `embedding` for a graph named after its family (its name or its file's
- * name), or NAN. */
+/* The reference time (the embedding paper's computation time, report/papers.h) of `embedding`
+ * for a graph named after one of the paper's families (its name or its file's name), or NAN. */
 static double bench_placer_paper_time(const char *graph, const char *embedding, int devices)
 {
-    int col = devices == 3 ? 0 : devices == 5 ? 1 : devices == 8 ? 2 : -1;
+    const papers_paper *paper = papers_with_embeddings();
+    const papers_embedding_table *pt = paper ? paper->embeddings : NULL;
     const char *base = strrchr(graph, '/');
     base = base ? base + 1 : graph;
-    for (size_t i = 0; col >= 0 && i < sizeof bench_placer_table2 / sizeof bench_placer_table2[0];
-         i++) {
-        const char *fam = bench_placer_table2[i].family;
-        if (strcmp(bench_placer_table2[i].embedding, embedding) != 0)
-            continue;
+    for (int i = 0; pt && i < pt->n_families; i++) {
+        const char *fam = pt->families[i];
         if (bench_placer_is_family(graph, fam) || bench_placer_is_family(base, fam))
-            return bench_placer_table2[i].seconds[col];
+            return papers_embedding_cell(pt, fam, devices, embedding).wall_s;
     }
     return NAN;
 }
