@@ -223,13 +223,15 @@ static void bench_placer_row(const bench_placer_args *a, const pb_graph *g, int 
     double paper = bench_placer_paper_time(g->name, a->embedding, devices);
     double rate = r->wall_s > 0 ? steps / r->wall_s : 0;
     if (a->json) {
+        char paper_text[32] = "null"; /* no published time for this graph and device count */
+        if (!isnan(paper))
+            snprintf(paper_text, sizeof paper_text, "%.3f", paper);
         printf("{\"graph\": \"%s\", \"nodes\": %d, \"devices\": %d, \"episodes\": %d, "
                "\"steps\": %lld, \"simulator_calls\": %lld, \"wall_s\": %.6f, \"cpu_s\": %.6f, "
-               "\"steps_per_s\": %.1f, \"paper_s\": %s%.3f%s, \"initial_step_time_us\": %.17g, "
+               "\"steps_per_s\": %.1f, \"paper_s\": %s, \"initial_step_time_us\": %.17g, "
                "\"best_step_time_us\": %.17g}\n",
                g->name, g->grouped->n_nodes, devices, a->episodes, steps, r->sim_calls, r->wall_s,
-               r->cpu_s, rate, isnan(paper) ? "null" : "", isnan(paper) ? 0.0 : paper,
-               isnan(paper) ? "" : "", r->initial_us, r->best_us);
+               r->cpu_s, rate, paper_text, r->initial_us, r->best_us);
         return;
     }
     printf("| %s | %d | %d | %lld | %lld | %.3f | %.3f | %.0f |", g->name, g->grouped->n_nodes,
