@@ -1,5 +1,6 @@
 /* cluster.c — pb_cluster from the presets of configs/clusters.lua: Lua describes the devices,
- * machines and links (config.c evaluates it), C expands them into device-level link matrices. */
+ * machines and links (config_cluster.c evaluates it), C expands them into device-level link
+ * matrices. */
 #include "cluster.h"
 
 #include <stdlib.h>

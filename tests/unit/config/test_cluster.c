@@ -1,5 +1,5 @@
 /* test_cluster.c — the device-type catalog and cluster presets (configs/clusters.lua through
- * config.c and cluster.c): expected values come from the papers (TAG §5.2, HeterPS §5), the
+ * config_cluster.c and cluster.c): expected values come from the papers (TAG §5.2, HeterPS §5), the
  * Placeto spec and the datasheet numbers cited in clusters.lua, converted by hand. */
 #include <setjmp.h>
 #include <stdarg.h>
