@@ -2,6 +2,7 @@
  * placer's run (20 episodes of placeto with placeto-gnn by default) on one graph per family and
  * several device counts, beside the embedding paper's Table 2 times. */
 #include "cli.h"
+#include "config/cluster.h"
 
 #include "data/gen/gen.h"
 #include "model/graph.h"
@@ -249,10 +250,13 @@ static int bench_placer_graph(const bench_placer_args *a, const bench_placer_plu
 {
     for (int i = 0; i < a->n_devices; i++) {
         int episodes = 0;
+        pb_cluster *c;
+        pb_error err;
+        if (cluster_preset_seeded("placeto-k80", a->devices[i],
+                                  pb_seed_derive(a->seed, "cluster#0"), &c, &err))
+            return cli_error("bench placer: %s on %d devices: %s", g->name, a->devices[i], err.msg);
         place_request q = {.graph = g,
-                           .cluster = "placeto-k80",
-                           .n_devices = a->devices[i],
-                           .cluster_seed = pb_seed_derive(a->seed, "cluster#0"),
+                           .cluster = c,
                            .simulator = &pp->simulator,
                            .placer = &pp->placer,
                            .embedding = &pp->embedding,
@@ -262,8 +266,9 @@ static int bench_placer_graph(const bench_placer_args *a, const bench_placer_plu
                            .progress = bench_placer_progress,
                            .progress_ctx = &episodes};
         place_result r = {0};
-        pb_error err;
-        if (place_run(&q, &r, &err))
+        int rc = place_run(&q, &r, &err);
+        cluster_free(c);
+        if (rc)
             return cli_error("bench placer: %s on %d devices: %s", g->name, a->devices[i], err.msg);
         bench_placer_row(a, g, a->devices[i], (long long)episodes * g->grouped->n_nodes, &r);
     }

@@ -3,6 +3,7 @@
 #include "cli.h"
 
 #include "cli_output.h"
+#include "config/cluster.h"
 #include "model/graph.h"
 #include "plugin/loader.h"
 #include "data/nodelink.h"
@@ -263,6 +264,40 @@ static void place_print(const place_args *a, const place_result *r, const pb_gra
     printf("\nsim calls   %lld\nwall        %.3f s\n", r->sim_calls, r->wall_s);
 }
 
+/* Builds the cluster, runs the placer on it and writes and prints the result; returns the exit
+ * status. */
+static int place_on_cluster(const place_args *a, const pb_graph *g, const place_plugins *pp,
+                            int *device)
+{
+    pb_error err;
+    pb_cluster *c;
+    if (cluster_preset_seeded(a->cluster, a->devices, pb_seed_derive(a->seed, "cluster#0"), &c,
+                              &err))
+        return cli_error("%s", err.msg);
+    place_request q = {.graph = g,
+                       .cluster = c,
+                       .simulator = &pp->simulator,
+                       .placer = &pp->placer,
+                       .embedding = &pp->embedding,
+                       .traversal = &pp->traversal,
+                       .seed = a->seed,
+                       .episodes = (int)a->episodes,
+                       .sim_calls = a->sim_calls,
+                       .timeout_s = a->timeout,
+                       .log_id = "place"};
+    place_result r = {.best_device = device};
+    int status = 1;
+    if (place_run(&q, &r, &err) == PB_OK) {
+        status = a->out ? place_write_placement(a->out, g->grouped, device) : 0;
+        if (status == 0)
+            place_print(a, &r, g);
+    } else {
+        cli_error("%s", err.msg);
+    }
+    cluster_free(c);
+    return status;
+}
+
 /* Loads the graph, resolves the plugins and runs; returns the exit status. */
 static int place_execute(const place_args *a)
 {
@@ -281,27 +316,7 @@ static int place_execute(const place_args *a)
     if (!l || !device) {
         cli_error("%s", l ? "out of memory" : err.msg);
     } else if (place_resolve_all(l, a, &pp, &err) == PB_OK) {
-        place_request q = {.graph = g,
-                           .cluster = a->cluster,
-                           .n_devices = a->devices,
-                           .cluster_seed = pb_seed_derive(a->seed, "cluster#0"),
-                           .simulator = &pp.simulator,
-                           .placer = &pp.placer,
-                           .embedding = &pp.embedding,
-                           .traversal = &pp.traversal,
-                           .seed = a->seed,
-                           .episodes = (int)a->episodes,
-                           .sim_calls = a->sim_calls,
-                           .timeout_s = a->timeout,
-                           .log_id = "place"};
-        place_result r = {.best_device = device};
-        if (place_run(&q, &r, &err) == PB_OK) {
-            status = a->out ? place_write_placement(a->out, g->grouped, device) : 0;
-            if (status == 0)
-                place_print(a, &r, g);
-        } else {
-            cli_error("%s", err.msg);
-        }
+        status = place_on_cluster(a, g, &pp, device);
         place_plugins_free(&pp);
     } else {
         cli_error("%s", err.msg);

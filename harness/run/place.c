@@ -1,10 +1,9 @@
-/* place.c — one run in this process: cluster, simulator, traversal order, embedding, the host
- * table and the placer, set up and torn down in one place. */
+/* place.c — one run in this process: simulator, traversal order, embedding, the host table and
+ * the placer on the request's cluster, set up and torn down in one place. */
 #include "place.h"
 
 #include "nn/nn_internal.h"
 
-#include "config/cluster.h"
 #include "core/clock.h"
 #include "plugin/compat.h"
 #include "plugin/options.h"
@@ -101,7 +100,6 @@ static int place_create(const plan_plugin *pp, const pb_host *host, unsigned lon
 
 /* Everything one run allocates, released in one place. */
 typedef struct place_state {
-    pb_cluster *cluster;
     pb_budget budget;
     pb_embedding_ref embedding;
     void *sim_inst, *prepared, *trav_inst, *emb_inst, *placer_inst;
@@ -122,7 +120,6 @@ static void place_state_free(const place_request *q, place_host *h, place_state 
         sim->release(st->prepared);
     if (st->sim_inst)
         sim->destroy(st->sim_inst);
-    cluster_free(st->cluster);
     free(st->order);
     free(st->best_device);
     free(st->peak);
@@ -136,13 +133,11 @@ static int place_setup(const place_request *q, place_host *h, const pb_host *hos
                        pb_problem *prob, pb_error *err)
 {
     const pb_graph *g = q->graph, *gg = g->grouped;
-    if (cluster_preset_seeded(q->cluster, q->n_devices, q->cluster_seed, &st->cluster, err))
-        return PB_ERR;
     const pb_simulator_ops *sim = q->simulator->entry->desc->ops;
     h->sim = q->simulator->entry->desc;
-    h->cluster = st->cluster;
+    h->cluster = q->cluster;
     if (place_create(q->simulator, host, q->seed, "simulator", &st->sim_inst, err) ||
-        sim->prepare(st->sim_inst, g, st->cluster, &st->prepared, err))
+        sim->prepare(st->sim_inst, g, q->cluster, &st->prepared, err))
         return PB_ERR;
     h->prepared = st->prepared;
     size_t n = (size_t)g->n_nodes;
@@ -150,7 +145,7 @@ static int place_setup(const place_request *q, place_host *h, const pb_host *hos
     h->ops_replication = malloc(n * sizeof(int));
     h->ops_stage = malloc(n * sizeof(int));
     st->best_device = malloc((size_t)gg->n_nodes * sizeof(int));
-    st->peak = calloc((size_t)q->n_devices, sizeof(double));
+    st->peak = calloc((size_t)q->cluster->n_devices, sizeof(double));
     if (!h->ops_device || !h->ops_replication || !h->ops_stage || !st->best_device || !st->peak)
         return pb_errorf(err, "out of memory");
     pb_strategy_placement(&h->ops, g->n_nodes, h->ops_device);
@@ -158,7 +153,7 @@ static int place_setup(const place_request *q, place_host *h, const pb_host *hos
     prob->struct_size = sizeof *prob;
     prob->graph = gg;
     prob->op_graph = g;
-    prob->cluster = st->cluster;
+    prob->cluster = q->cluster;
     st->budget = (pb_budget){
         .struct_size = sizeof st->budget, .episodes = q->episodes, .sim_calls = q->sim_calls};
     prob->budget = &st->budget;
@@ -225,7 +220,7 @@ static int place_solve(const place_request *q, place_host *h, const pb_host *hos
     if (res->best_device)
         memcpy(res->best_device, st->best_device, (size_t)n * sizeof(int));
     if (res->peak_mem)
-        memcpy(res->peak_mem, st->peak, (size_t)q->n_devices * sizeof(double));
+        memcpy(res->peak_mem, st->peak, (size_t)q->cluster->n_devices * sizeof(double));
     return PB_OK;
 }
 

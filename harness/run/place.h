@@ -1,6 +1,6 @@
-/* place.h — one placer on one graph in this process: the cluster, simulator, traversal order,
- * embedding, problem and host table of a run, built the same way for the sweep runner's workers,
- * `placebench place` and the placer benchmark. */
+/* place.h — one placer on one graph in this process: the simulator, traversal order, embedding,
+ * problem and host table of a run on a given cluster, built the same way for the sweep runner's
+ * workers, `placebench place` and the placer benchmark. */
 #ifndef PB_PLACE_H
 #define PB_PLACE_H
 
@@ -9,18 +9,17 @@
 /* Everything one run needs; all pointers are borrowed for the call. */
 typedef struct place_request {
     const pb_graph *graph; /* op-level graph; graph->grouped is what the placer places */
-    const char *cluster;   /* cluster preset name */
-    int n_devices;
-    unsigned long long cluster_seed; /* for presets that draw a random topology */
-    const plan_plugin *simulator;    /* required */
-    const plan_plugin *placer;       /* required */
-    const plan_plugin *embedding;    /* entry NULL (or pointer NULL) = none */
-    const plan_plugin *traversal;    /* entry NULL (or pointer NULL) = none */
-    unsigned long long seed; /* the run's seed; each plugin gets pb_seed_derive(seed, kind) */
-    int episodes;            /* budget of learned placers, 0 = plugin default */
-    long long sim_calls;     /* budget of search placers, 0 = plugin default */
-    double timeout_s;        /* > 0: the host's deadline passes at 90% of it */
-    const char *log_id;      /* prefix of the plugin's log lines on stderr */
+    /* Built by the caller (for a sweep's runs: by the plan, once), so a run never enters Lua. */
+    const pb_cluster *cluster;
+    const plan_plugin *simulator; /* required */
+    const plan_plugin *placer;    /* required */
+    const plan_plugin *embedding; /* entry NULL (or pointer NULL) = none */
+    const plan_plugin *traversal; /* entry NULL (or pointer NULL) = none */
+    unsigned long long seed;      /* the run's seed; each plugin gets pb_seed_derive(seed, kind) */
+    int episodes;                 /* budget of learned placers, 0 = plugin default */
+    long long sim_calls;          /* budget of search placers, 0 = plugin default */
+    double timeout_s;             /* > 0: the host's deadline passes at 90% of it */
+    const char *log_id;           /* prefix of the plugin's log lines on stderr */
     /* Called for every learning-curve point the placer reports (may be NULL). */
     void (*progress)(void *ctx, const pb_progress *p);
     void *progress_ctx;
@@ -35,7 +34,7 @@ typedef struct place_result {
     double cpu_s;        /* CPU time of this process during place() */
     int *best_device;    /* caller-owned [graph->grouped->n_nodes], or NULL: receives the
                             returned placement */
-    double *peak_mem;    /* caller-owned [n_devices], or NULL: peak memory of the returned
+    double *peak_mem;    /* caller-owned [cluster->n_devices], or NULL: peak memory of the returned
                             placement */
 } place_result;
 

@@ -3,6 +3,7 @@
 #include "plan.h"
 
 #include "config/cluster.h"
+#include "core/array.h"
 #include "model/graph.h"
 #include "data/nodelink.h"
 
@@ -75,15 +76,49 @@ static int plan_load_graph(plan *p, const char *path, const pb_graph **out, pb_e
     return PB_OK;
 }
 
-static int plan_check_cluster(const plan *p, const run_spec *s, pb_error *err)
+/* A random topology is drawn per repeat from the experiment seed, not the run seed: every
+ * placer of one repeat is measured on the same cluster. */
+static unsigned long long plan_cluster_seed(const experiment *x, int repeat)
+{
+    char label[32];
+    snprintf(label, sizeof label, "cluster#%d", repeat);
+    return pb_seed_derive(x->seed, label);
+}
+
+/* Builds the cluster of run s with `seed` and files it under `key` as entry *at. */
+static int plan_add_cluster(plan *p, const run_spec *s, unsigned long long seed, const char *key,
+                            int *at, pb_error *err)
 {
     pb_cluster *c;
     pb_error inner;
-    if (cluster_preset(s->cluster, s->n_devices, &c, &inner))
+    if (cluster_preset_seeded(s->cluster, s->n_devices, seed, &c, &inner))
         return pb_errorf(err, "%s:%d: %s", p->x->file,
                          p->x->line_clusters ? p->x->line_clusters : p->x->line_devices, inner.msg);
-    cluster_free(c);
+    if (array_grow(&p->clusters, &p->cap_clusters, p->n_clusters + 1, sizeof *p->clusters) ||
+        strmap_put(&p->cluster_index, key, p->n_clusters)) {
+        cluster_free(c);
+        return pb_errorf(err, "out of memory");
+    }
+    *at = p->n_clusters;
+    p->clusters[p->n_clusters++] = (plan_cluster){s->cluster, s->n_devices, seed, c};
     return PB_OK;
+}
+
+/* The cluster of run s: built for the first run with its (preset, devices, seed), then shared. */
+static int plan_resolve_cluster(plan *p, const run_spec *s, const pb_cluster **out, pb_error *err)
+{
+    unsigned long long seed = plan_cluster_seed(p->x, s->repeat);
+    size_t len = strlen(s->cluster) + 64;
+    char *key = malloc(len);
+    if (!key)
+        return pb_errorf(err, "out of memory");
+    snprintf(key, len, "%s\n%d\n%llu", s->cluster, s->n_devices, seed);
+    int at = strmap_get(&p->cluster_index, key);
+    int rc = at >= 0 ? PB_OK : plan_add_cluster(p, s, seed, key, &at, err);
+    free(key);
+    if (rc == PB_OK)
+        *out = p->clusters[at].cluster;
+    return rc;
 }
 
 static int plan_run_resolve(plan *p, int i, pb_error *err)
@@ -104,11 +139,8 @@ static int plan_run_resolve(plan *p, int i, pb_error *err)
         return pb_errorf(err, "%s:%d: no simulator given", x->file, x->line_simulators);
     if (!r->placer.entry)
         return pb_errorf(err, "%s:%d: no placer given", x->file, x->line_placers);
-    /* Distinct (cluster, devices) pairs are few; checking each run's is cheap enough. */
-    if (i == 0 || strcmp(s->cluster, p->specs[i - 1].cluster) != 0 ||
-        s->n_devices != p->specs[i - 1].n_devices)
-        if (plan_check_cluster(p, s, err))
-            return PB_ERR;
+    if (plan_resolve_cluster(p, s, &r->cluster, err))
+        return PB_ERR;
     return plan_load_graph(p, s->graph_path, &r->graph, err);
 }
 
@@ -132,6 +164,7 @@ int plan_build(experiment *x, plan **out, pb_error *err)
         return pb_errorf(err, "out of memory");
     }
     p->x = x;
+    strmap_init(&p->cluster_index);
     p->loader = loader_new((const char *const *)x->plugin_path, x->n_plugin_path, err);
     sweep_uses uses = {plan_placer_uses, p->loader};
     if (!p->loader || sweep_expand(x, &uses, &p->specs, &p->n_runs, err)) {
@@ -177,6 +210,10 @@ void plan_free(plan *p)
     }
     free(p->graph_paths);
     free(p->graphs);
+    for (int i = 0; i < p->n_clusters; i++)
+        cluster_free(p->clusters[i].cluster);
+    free(p->clusters);
+    strmap_free(&p->cluster_index);
     loader_free(p->loader);
     experiment_free(p->x);
     free(p);

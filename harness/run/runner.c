@@ -70,18 +70,12 @@ static int runner_finish(int fd, int status, double initial, double best, long l
     return status;
 }
 
-int runner_execute(const plan *p, const plan_run *r, int fd)
+int runner_execute(const plan_run *r, int fd)
 {
     const run_spec *s = r->spec;
-    /* A random topology is drawn per repeat from the experiment seed, not the run seed: every
-     * placer of one repeat is measured on the same cluster. */
-    char label[32];
-    snprintf(label, sizeof label, "cluster#%d", s->repeat);
     place_request q = {
         .graph = r->graph,
-        .cluster = s->cluster,
-        .n_devices = s->n_devices,
-        .cluster_seed = pb_seed_derive(p->x->seed, label),
+        .cluster = r->cluster,
         .simulator = &r->simulator,
         .placer = &r->placer,
         .embedding = &r->embedding,
@@ -236,7 +230,7 @@ static void runner_child(const plan *p, int run, int fd, pid_t parent)
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
     signal(SIGPIPE, SIG_DFL);
-    runner_execute(p, &p->runs[run], fd);
+    runner_execute(&p->runs[run], fd);
     close(fd);
     _exit(0);
 }

@@ -29,8 +29,9 @@ typedef struct runner_summary {
  * errors of the harness itself (results file unusable); failed runs are stored, not returned. */
 int runner_run(plan *p, const runner_opts *o, runner_summary *sum, pb_error *err);
 
-/* Runs one run in this process and reports through `fd` (the worker's side of the protocol);
- * exposed for tests and for `placebench place`.  Returns the store_status. */
-int runner_execute(const plan *p, const plan_run *r, int fd);
+/* Runs one run of a plan in this process, on the cluster the plan built for it, and reports
+ * through `fd` (the worker's side of the protocol); exposed for tests.  Returns the
+ * store_status. */
+int runner_execute(const plan_run *r, int fd);
 
 #endif
