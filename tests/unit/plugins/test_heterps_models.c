@@ -147,6 +147,55 @@ static void test_ctrdnn16_cpu_only(void **state)
     heterps_profile_free(p);
 }
 
+/* Static provisioning of the optimum's plan against balanced provisioning (§3.5 [V]). */
+static void static_ratios(const char *model, double limit_scale, double want_sta, double want_ps)
+{
+    heterps_profile *p = model_profile(model, limit_scale, HETERPS_BALANCED);
+    int best[MAX_LAYERS], g;
+    double cost = exhaustive(p, best);
+    heterps_stage st[MAX_LAYERS];
+    heterps_result sta, ps;
+    heterps_static(p, best, HETERPS_STA_RATIO, 100000, st, &sta, &g);
+    assert_true(sta.thr >= p->tl);
+    heterps_static(p, best, HETERPS_STA_PS_RATIO, 100000, st, &ps, &g);
+    assert_true(ps.thr >= p->tl);
+    assert_true(fabs(sta.cost / cost - want_sta) <= 0.005);
+    assert_true(fabs(ps.cost / cost - want_ps) <= 0.005);
+    heterps_profile_free(p);
+}
+
+static void test_static_ratios_ctrdnn16(void **state)
+{
+    (void)state;
+    static_ratios("ctrdnn-16", 1, 2.54, 1.54);
+}
+
+static void test_static_ratios_matchnet(void **state)
+{
+    (void)state;
+    static_ratios("matchnet", 1, 3.07, 1.85);
+}
+
+/* Paper mode raises every stage with a DT-bound first stage: on MATCHNET it picks all-GPU, and
+ * balanced mode's optimum is 18% cheaper (§3.3 [V]). */
+static void test_matchnet_modes(void **state)
+{
+    (void)state;
+    heterps_profile *paper = model_profile("matchnet", 1, HETERPS_PAPER);
+    heterps_profile *balanced = model_profile("matchnet", 1, HETERPS_BALANCED);
+    int best[MAX_LAYERS];
+    char text[MAX_LAYERS + 1];
+    double c_paper = exhaustive(paper, best);
+    plan_text(best, paper->n_layers, text);
+    assert_string_equal(text, "GGGGGGGGGGGGGGGG");
+    double c_bal = exhaustive(balanced, best);
+    plan_text(best, balanced->n_layers, text);
+    assert_true(strchr(text, 'C') && strchr(text, 'G'));
+    assert_true(fabs((1 - c_bal / c_paper) - 0.18) <= 0.005);
+    heterps_profile_free(paper);
+    heterps_profile_free(balanced);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -154,6 +203,9 @@ int main(void)
         cmocka_unit_test(test_ctrdnn16_optimum),
         cmocka_unit_test(test_ctrdnn20_optimum),
         cmocka_unit_test(test_ctrdnn16_cpu_only),
+        cmocka_unit_test(test_static_ratios_ctrdnn16),
+        cmocka_unit_test(test_static_ratios_matchnet),
+        cmocka_unit_test(test_matchnet_modes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
