@@ -39,7 +39,9 @@ static void place_print_help(void)
            "  --out P.json      write the best placement as {node name: device}, the format\n"
            "                    'placebench simulate --placement' reads\n"
            "  --json            print {\"initial_step_time_us\", \"best_step_time_us\",\n"
-           "                    \"simulator_calls\", \"wall_s\"} instead of text\n"
+           "                    \"simulator_calls\", \"wall_s\", \"feasible\", \"throughput\",\n"
+           "                    \"monetary_cost\"} instead of text (throughput and cost: 0\n"
+           "                    unless the simulator models them, as heterps does)\n"
            "  --cluster C       cluster preset; default placeto-k80\n"
            "  --simulator S     simulator plugin; default placeto\n"
            "  --opt KIND.KEY=VALUE  an option of the placer, embedding, traversal or\n"
@@ -246,9 +248,15 @@ static int place_write_placement(const char *path, const pb_graph *g, const int 
 static void place_print(const place_args *a, const place_result *r, const pb_graph *g)
 {
     if (a->json) {
-        printf("{\"initial_step_time_us\": %.17g, \"best_step_time_us\": %.17g, "
-               "\"simulator_calls\": %lld, \"wall_s\": %.17g}\n",
-               r->initial_us, r->best_us, r->sim_calls, r->wall_s);
+        /* JSON has no NaN: a placer without an initial placement gets null. */
+        char initial[32] = "null";
+        if (!isnan(r->initial_us))
+            snprintf(initial, sizeof initial, "%.17g", r->initial_us);
+        printf("{\"initial_step_time_us\": %s, \"best_step_time_us\": %.17g, "
+               "\"simulator_calls\": %lld, \"wall_s\": %.17g, \"feasible\": %s, "
+               "\"throughput\": %.17g, \"monetary_cost\": %.17g}\n",
+               initial, r->best_us, r->sim_calls, r->wall_s, r->feasible ? "true" : "false",
+               r->throughput, r->monetary_cost);
         return;
     }
     printf("graph       %s (%d nodes placed)\n", g->name, g->grouped->n_nodes);
@@ -262,6 +270,9 @@ static void place_print(const place_args *a, const place_result *r, const pb_gra
         printf("  (%.2f%% better than the initial placement)",
                100.0 * (r->initial_us - r->best_us) / r->initial_us);
     printf("\nsim calls   %lld\nwall        %.3f s\n", r->sim_calls, r->wall_s);
+    if (r->throughput > 0 || r->monetary_cost > 0)
+        printf("throughput  %.6g samples/s\ncost        %.6g USD%s\n", r->throughput,
+               r->monetary_cost, r->feasible ? "" : " (infeasible)");
 }
 
 /* Builds the cluster, runs the placer on it and writes and prints the result; returns the exit

@@ -217,6 +217,9 @@ static int place_solve(const place_request *q, place_host *h, const pb_host *hos
         return PB_ERR;
     h->calls = res->sim_calls;
     res->best_us = ev.step_time_us;
+    res->feasible = ev.feasible;
+    res->throughput = ev.throughput;
+    res->monetary_cost = ev.monetary_cost;
     if (res->best_device)
         memcpy(res->best_device, st->best_device, (size_t)n * sizeof(int));
     if (res->peak_mem)

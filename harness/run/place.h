@@ -36,6 +36,10 @@ typedef struct place_result {
                             returned placement */
     double *peak_mem;    /* caller-owned [cluster->n_devices], or NULL: peak memory of the returned
                             placement */
+    /* The simulator's verdict on the returned strategy: feasibility, and the throughput
+     * (samples/s) and monetary cost (USD) of simulators that model them, 0 otherwise. */
+    int feasible;
+    double throughput, monetary_cost;
 } place_result;
 
 /* Runs the request.  res is filled in all cases (NAN where unknown); returns PB_ERR with the
