@@ -169,3 +169,40 @@ int heterps_workload(const char *graph_name, double *tl, double *epochs, double 
 int heterps_types(const pb_cluster *c, int *cluster_type, int *device, pb_error *err);
 
 #endif
+
+/*
+ * A search over plans for the HeterPS placers: plans are evaluated by the run's simulator
+ * through the host (a plan becomes a placement on one device of each type, which the heterps
+ * simulator provisions), the objective is the simulator's monetary cost (the penalised C_pen
+ * for infeasible plans), and the best plan is kept with ties to the lexicographically smaller
+ * plan (§2.5).
+ */
+typedef struct heterps_search {
+    const pb_host *host;
+    int n_layers, n_types;
+    int *type_device; /* [n_types] a device of each plan type */
+    int *device;      /* [n_layers] scratch placement */
+    pb_strategy strategy;
+    int *best_plan; /* [n_layers] */
+    double best_cost, best_thr, best_time_us;
+    int best_feasible, has_best;
+    long long evaluations;
+} heterps_search;
+
+/* Sets s up for problem p (its grouped graph is the layer chain, its cluster gives the types);
+ * caller frees with heterps_search_free. */
+int heterps_search_init(heterps_search *s, const pb_problem *p, const pb_host *host, pb_error *err);
+void heterps_search_free(heterps_search *s);
+/* Evaluates plan (types 0..n_types-1 per layer) into *cost and keeps it when it is the best so
+ * far; *feasible (may be NULL) receives the simulator's verdict. */
+int heterps_search_eval(heterps_search *s, const int *plan, double *cost, int *feasible,
+                        pb_error *err);
+/* Writes the best plan as a placement into best->device; an error, naming the best plan's
+ * penalised cost, when no evaluated plan was feasible. */
+int heterps_search_finish(const heterps_search *s, pb_strategy *best, pb_error *err);
+/* Non-zero when plan a is lexicographically smaller than b (layer 1 most significant). */
+int heterps_plan_less(const int *a, const int *b, int n);
+/* The whole place() of a placer whose plan is fixed: evaluates plan and returns it (an error when
+ * it is infeasible).  *initial_us is set negative: there is no initial plan. */
+int heterps_place_fixed(const pb_problem *p, const pb_host *host, const int *plan,
+                        pb_strategy *best, double *initial_us, pb_error *err);
