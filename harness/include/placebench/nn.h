@@ -249,6 +249,38 @@ int pb_nn_mlp_init(pb_nn_mlp *m, pb_nn_params *p, const char *prefix, int n_size
 pb_nn_tensor *pb_nn_mlp_forward(pb_nn_tape *t, pb_nn_params *p, const pb_nn_mlp *m,
                                 pb_nn_tensor *x);
 
+/* Recurrent cells over a batch of n rows; the weights of both act on [x, h] (x first), and
+ * initialise as U(-r, r), r = 1/sqrt(in + hidden), drawn row-major from rng. */
+
+/* An LSTM cell with a forget gate: z = [x, h].W + b split into four hidden-wide blocks in the
+ * order i, f, g, o; c' = sigmoid(f) * c + sigmoid(i) * tanh(g), h' = sigmoid(o) * tanh(c').
+ * W is (in + hidden) x 4 hidden ("<prefix>/w"), b is 1 x 4 hidden ("<prefix>/b"), zeros except
+ * 1 in the forget block. */
+typedef struct pb_nn_lstm {
+    int in, hidden;
+    int weight, bias; /* parameter ids */
+} pb_nn_lstm;
+
+int pb_nn_lstm_init(pb_nn_lstm *m, pb_nn_params *p, const char *prefix, int in, int hidden,
+                    pb_rng *rng, pb_error *err);
+/* One step: x is n x in, h and c are n x hidden; *h_out and *c_out receive h' and c' (NULL,
+ * with the tape's error set, when an op failed). */
+void pb_nn_lstm_step(pb_nn_tape *t, pb_nn_params *p, const pb_nn_lstm *m, pb_nn_tensor *x,
+                     pb_nn_tensor *h, pb_nn_tensor *c, pb_nn_tensor **h_out, pb_nn_tensor **c_out);
+
+/* An Elman cell: h' = tanh([x, h].W + b), W (in + hidden) x hidden ("<prefix>/w"), b 1 x hidden
+ * ("<prefix>/b", zeros). */
+typedef struct pb_nn_elman {
+    int in, hidden;
+    int weight, bias; /* parameter ids */
+} pb_nn_elman;
+
+int pb_nn_elman_init(pb_nn_elman *m, pb_nn_params *p, const char *prefix, int in, int hidden,
+                     pb_rng *rng, pb_error *err);
+/* One step: x is n x in, h is n x hidden; returns h'. */
+pb_nn_tensor *pb_nn_elman_step(pb_nn_tape *t, pb_nn_params *p, const pb_nn_elman *m,
+                               pb_nn_tensor *x, pb_nn_tensor *h);
+
 /* --- optimizers (they read the gradients in p and update its values) */
 
 /* Adam in TensorFlow's formulation: at step k, m = b1 m + (1-b1) g, v = b2 v + (1-b2) g^2,

@@ -815,6 +815,98 @@ static void test_grad_mlp(void **state)
     pb_nn_params_free(p);
 }
 
+/* Two LSTM steps from (x, h, c) with the same x: [h2, c2]. */
+static pb_nn_tensor *b_lstm(pb_nn_tape *t, pb_nn_params *p, const void *ctx)
+{
+    const pb_nn_lstm *m = ctx;
+    pb_nn_tensor *h1, *c1, *h2, *c2, *x = in_(t, p, 0);
+    pb_nn_lstm_step(t, p, m, x, in_(t, p, 1), in_(t, p, 2), &h1, &c1);
+    pb_nn_lstm_step(t, p, m, x, h1, c1, &h2, &c2);
+    pb_nn_tensor *both[2] = {h2, c2};
+    return pb_nn_concat_cols(t, 2, both);
+}
+
+static void test_grad_lstm(void **state)
+{
+    (void)state;
+    const fd_input in[] = {{2, 3, GEN_ANY}, {2, 4, GEN_ANY}, {2, 4, GEN_ANY}};
+    pb_nn_params *p = fd_inputs(3, in, 31);
+    pb_rng rng;
+    pb_rng_seed(&rng, 32);
+    pb_nn_lstm m;
+    pb_error err;
+    assert_int_equal(pb_nn_lstm_init(&m, p, "lstm", 3, 4, &rng, &err), PB_OK);
+    /* The bias starts at 0 and 1 (forget block): other values keep the check general. */
+    fd_fill(pb_nn_params_values(p) + pb_nn_params_offset(p, m.bias), 16, GEN_ANY, &rng);
+    fd_check(p, b_lstm, &m);
+    pb_nn_params_free(p);
+}
+
+/* Two Elman steps from (x, h) with the same x. */
+static pb_nn_tensor *b_elman(pb_nn_tape *t, pb_nn_params *p, const void *ctx)
+{
+    const pb_nn_elman *m = ctx;
+    pb_nn_tensor *x = in_(t, p, 0);
+    return pb_nn_elman_step(t, p, m, x, pb_nn_elman_step(t, p, m, x, in_(t, p, 1)));
+}
+
+static void test_grad_elman(void **state)
+{
+    (void)state;
+    const fd_input in[] = {{2, 3, GEN_ANY}, {2, 4, GEN_ANY}};
+    pb_nn_params *p = fd_inputs(2, in, 41);
+    pb_rng rng;
+    pb_rng_seed(&rng, 42);
+    pb_nn_elman m;
+    pb_error err;
+    assert_int_equal(pb_nn_elman_init(&m, p, "elman", 3, 4, &rng, &err), PB_OK);
+    fd_fill(pb_nn_params_values(p) + pb_nn_params_offset(p, m.bias), 4, GEN_ANY, &rng);
+    fd_check(p, b_elman, &m);
+    pb_nn_params_free(p);
+}
+
+/* One step of a 1 -> 1 LSTM and Elman cell with weights set by hand, against the formulas. */
+static void test_forward_recurrent(void **state)
+{
+    (void)state;
+    pb_nn_params *p = pb_nn_params_new();
+    pb_rng rng;
+    pb_rng_seed(&rng, 5);
+    pb_nn_lstm l;
+    pb_nn_elman e;
+    pb_error err;
+    assert_int_equal(pb_nn_lstm_init(&l, p, "l", 1, 1, &rng, &err), PB_OK);
+    assert_int_equal(pb_nn_elman_init(&e, p, "e", 1, 1, &rng, &err), PB_OK);
+    float *v = pb_nn_params_values(p);
+    const float *lb = v + pb_nn_params_offset(p, l.bias);
+    assert_true(lb[0] == 0 && lb[1] == 1 && lb[2] == 0 && lb[3] == 0); /* forget bias 1 */
+    for (size_t k = 0; k < 8; k++)                                     /* U(-1/sqrt 2, 1/sqrt 2) */
+        assert_true(fabsf(v[pb_nn_params_offset(p, l.weight) + k]) <= 0.70711f);
+    /* rows: x then h; columns i, f, g, o */
+    static const float lw[8] = {1, 0, 2, 1, 0.5f, -1, 0.25f, 2};
+    memcpy(v + pb_nn_params_offset(p, l.weight), lw, sizeof lw);
+    static const float ew[2] = {0.8f, -0.6f}, eb = 0.1f;
+    memcpy(v + pb_nn_params_offset(p, e.weight), ew, sizeof ew);
+    v[pb_nn_params_offset(p, e.bias)] = eb;
+    pb_nn_tape *t = pb_nn_tape_new();
+    const float x = 0.5f, h = -0.4f, c = 0.3f;
+    pb_nn_tensor *h1, *c1;
+    pb_nn_lstm_step(t, p, &l, pb_nn_constant(t, 1, 1, &x), pb_nn_constant(t, 1, 1, &h),
+                    pb_nn_constant(t, 1, 1, &c), &h1, &c1);
+    pb_nn_tensor *eh =
+        pb_nn_elman_step(t, p, &e, pb_nn_constant(t, 1, 1, &x), pb_nn_constant(t, 1, 1, &h));
+    expect_status_ok(t);
+    double zi = 0.5 * 1 - 0.4 * 0.5, zf = 0.5 * 0 + 0.4 + 1, zg = 0.5 * 2 - 0.4 * 0.25,
+           zo = 0.5 * 1 - 0.4 * 2;
+    double want_c = 0.3 / (1 + exp(-zf)) + tanh(zg) / (1 + exp(-zi));
+    double want_h = tanh(want_c) / (1 + exp(-zo));
+    assert_true(fabs(c1->data[0] - want_c) < 1e-6);
+    assert_true(fabs(h1->data[0] - want_h) < 1e-6);
+    assert_true(fabs(eh->data[0] - tanh(0.5 * 0.8 + 0.4 * 0.6 + 0.1)) < 1e-6);
+    pb_nn_tape_free(t);
+    pb_nn_params_free(p);
+}
+
 /* ------------------------------------------------------------------ tape behaviour */
 
 static void test_tape_errors_are_sticky(void **state)
@@ -1186,39 +1278,24 @@ static void test_determinism(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_forward_matmul),
-        cmocka_unit_test(test_forward_matmul_blas),
-        cmocka_unit_test(test_forward_elementwise),
-        cmocka_unit_test(test_forward_rows),
-        cmocka_unit_test(test_forward_aggregate),
-        cmocka_unit_test(test_aggregate_tie_gradient),
-        cmocka_unit_test(test_forward_reduce),
-        cmocka_unit_test(test_forward_dropout),
-        cmocka_unit_test(test_grad_matmul),
-        cmocka_unit_test(test_grad_linear),
-        cmocka_unit_test(test_grad_transpose),
-        cmocka_unit_test(test_grad_add_sub_mul),
-        cmocka_unit_test(test_grad_unary),
-        cmocka_unit_test(test_grad_dropout),
-        cmocka_unit_test(test_grad_concat_slice),
-        cmocka_unit_test(test_grad_gather_scatter),
-        cmocka_unit_test(test_grad_aggregate),
-        cmocka_unit_test(test_grad_avgpool),
-        cmocka_unit_test(test_grad_layer_norm),
-        cmocka_unit_test(test_grad_l2_normalize),
-        cmocka_unit_test(test_grad_rowdot),
-        cmocka_unit_test(test_grad_views_and_buffers),
-        cmocka_unit_test(test_grad_custom_op),
-        cmocka_unit_test(test_grad_mlp),
-        cmocka_unit_test(test_tape_errors_are_sticky),
-        cmocka_unit_test(test_tape_no_grad_mode),
-        cmocka_unit_test(test_backward_accumulates),
-        cmocka_unit_test(test_tape_reuses_memory),
-        cmocka_unit_test(test_params_glorot_and_names),
-        cmocka_unit_test(test_params_save_load),
-        cmocka_unit_test(test_params_load_mismatch),
-        cmocka_unit_test(test_adam_two_steps),
-        cmocka_unit_test(test_sgd_and_clipping),
+        cmocka_unit_test(test_forward_matmul),      cmocka_unit_test(test_forward_matmul_blas),
+        cmocka_unit_test(test_forward_elementwise), cmocka_unit_test(test_forward_rows),
+        cmocka_unit_test(test_forward_aggregate),   cmocka_unit_test(test_aggregate_tie_gradient),
+        cmocka_unit_test(test_forward_reduce),      cmocka_unit_test(test_forward_dropout),
+        cmocka_unit_test(test_grad_matmul),         cmocka_unit_test(test_grad_linear),
+        cmocka_unit_test(test_grad_transpose),      cmocka_unit_test(test_grad_add_sub_mul),
+        cmocka_unit_test(test_grad_unary),          cmocka_unit_test(test_grad_dropout),
+        cmocka_unit_test(test_grad_concat_slice),   cmocka_unit_test(test_grad_gather_scatter),
+        cmocka_unit_test(test_grad_aggregate),      cmocka_unit_test(test_grad_avgpool),
+        cmocka_unit_test(test_grad_layer_norm),     cmocka_unit_test(test_grad_l2_normalize),
+        cmocka_unit_test(test_grad_rowdot),         cmocka_unit_test(test_grad_views_and_buffers),
+        cmocka_unit_test(test_grad_custom_op),      cmocka_unit_test(test_grad_mlp),
+        cmocka_unit_test(test_grad_lstm),           cmocka_unit_test(test_grad_elman),
+        cmocka_unit_test(test_forward_recurrent),   cmocka_unit_test(test_tape_errors_are_sticky),
+        cmocka_unit_test(test_tape_no_grad_mode),   cmocka_unit_test(test_backward_accumulates),
+        cmocka_unit_test(test_tape_reuses_memory),  cmocka_unit_test(test_params_glorot_and_names),
+        cmocka_unit_test(test_params_save_load),    cmocka_unit_test(test_params_load_mismatch),
+        cmocka_unit_test(test_adam_two_steps),      cmocka_unit_test(test_sgd_and_clipping),
         cmocka_unit_test(test_determinism),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
