@@ -112,10 +112,15 @@ static int test_place(const char *name, const option_kv *kv, int n, double gpu_l
     assert_int_equal(ops->create(&a, &inst, err), PB_OK);
 
     graph_builder *b = graph_builder_new("worked-example");
-    graph_node_attrs attrs = {.colocation = -1};
+    /* The kinds of §10's layers, for the learned placers' features (the mock simulator reads
+     * the profile instead). */
     const char *names[3] = {"l1", "l2", "l3"};
-    for (int v = 0; v < 3; v++)
+    const char *types[3] = {"EMB in=1 out=10 ids=1 dim=10 rows=100", "FC in=10 out=10",
+                            "FC in=10 out=2"};
+    for (int v = 0; v < 3; v++) {
+        graph_node_attrs attrs = {.type = types[v], .colocation = -1};
         assert_int_equal(graph_add_node(b, names[v], &attrs, err), v);
+    }
     assert_true(graph_add_edge(b, 0, 1, 0, err) >= 0 && graph_add_edge(b, 1, 2, 0, err) >= 0);
     pb_graph *g;
     assert_int_equal(graph_build(b, &g, err), PB_OK);
@@ -190,12 +195,15 @@ static void test_fixed(void **state)
     assert_int_equal(test_place("all-gpu", NULL, 0, 4, plan, &err), PB_ERR);
 }
 
-/* The space has 8 plans: the searchers find the optimum. */
+/* The space has 8 plans: the searchers and the learned schedulers find the optimum. */
 static void test_searchers(void **state)
 {
     (void)state;
     test_expect("genetic", NULL, 0, "CGG");
     test_expect("bo", NULL, 0, "CGG");
+    option_kv short_run[] = {{"rounds", "30"}};
+    test_expect("heterps", short_run, 1, "CGG");
+    test_expect("rl-rnn", short_run, 1, "CGG");
 }
 
 int main(void)
