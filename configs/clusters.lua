@@ -263,6 +263,30 @@ presets["heterps"] = {
     end,
 }
 
+-- HeterPS §5 simulates 2, 4, 32 and 64 resource types: CPU cores and V100s that differ only in
+-- price.  Here n = T: device 1 is a CPU core, devices 2..n one V100 of each price class
+-- j = 1..n-1 at 2.42 * max(0.05, 1 - 0.05 (j - 1)) USD/h (the schedule specs/heterps.md §8 fits
+-- to the paper's gaps).  One device stands for each type: the heterps simulator provisions units
+-- and checks them against its own limits.
+presets["heterps-types"] = {
+    about = "HeterPS resource types: n = T (2..64), one CPU core and one V100 per price class "
+        .. "j = 1..n-1 at 2.42 max(0.05, 1 - 0.05(j-1)) USD/h",
+    build = function(n)
+        if n < 2 or n > 64 then
+            return nil, string.format("devices are the resource types T, 2..64 (got %d)", n)
+        end
+        local d = { devices = { { type = "CPU", machine = 1 } }, machines = { links.pcie3 },
+                    types = { CPU = priced("CPU", 0.04) } }
+        for j = 1, n - 1 do
+            local name = string.format("V100-p%d", j)
+            d.types[name] = priced("V100-16G", 2.42 * math.max(0.05, 1 - 0.05 * (j - 1)))
+            d.devices[#d.devices + 1] = { type = name, machine = 1 }
+        end
+        d.placeto = placeto_bus(d)
+        return d
+    end,
+}
+
 -- TAG §5.2's random device topologies: [1, 6] machines, [1, 8] GPUs per machine all of one of
 -- three types (the testbed's: V100-32G, 1080Ti, P100), an intra-machine bandwidth in
 -- [64, 160] Gbps per machine and an inter-machine bandwidth in [20, 50] Gbps per pair of

@@ -385,9 +385,9 @@ static void test_presets_and_unknown(void **state)
     int n;
     pb_error err;
     assert_int_equal(cluster_presets(&p, &n, &err), PB_OK);
-    static const char *const want[] = {"heterps", "placeto-k80", "tag-cloud", "tag-random",
-                                       "tag-testbed"};
-    assert_int_equal(n, 5);
+    static const char *const want[] = {"heterps",   "heterps-types", "placeto-k80",
+                                       "tag-cloud", "tag-random",    "tag-testbed"};
+    assert_int_equal(n, 6);
     for (int i = 0; i < n; i++) {
         assert_string_equal(p[i].name, want[i]);
         assert_true(strlen(p[i].about) > 10);
@@ -397,7 +397,7 @@ static void test_presets_and_unknown(void **state)
                         "unknown cluster preset 'tag-testbd' (did you mean 'tag-testbed'?)");
     assert_string_equal(build_fails("nothing-like-it", 4, &err),
                         "unknown cluster preset 'nothing-like-it' (presets: heterps, "
-                        "placeto-k80, tag-cloud, tag-random, tag-testbed)");
+                        "heterps-types, placeto-k80, tag-cloud, tag-random, tag-testbed)");
 }
 
 /* ---------------------------------------------------------------- config_cluster on own text */
