@@ -56,6 +56,13 @@ if place "$g" all-cpu 2> err.txt > out.txt; then
     fail "all-cpu on CTRDNN-16 succeeded: $(cat out.txt)"
 fi
 grep -q "no plan meets the throughput limit" err.txt || fail "unclear error: $(cat err.txt)"
+# Reported capped instead (§3.4): the plan, below TL, marked infeasible.
+capped=$(place "$g" all-cpu --opt placer.allow_infeasible=true --opt simulator.infeasible=capped)
+python3 - "$capped" <<'PY' || fail "capped all-cpu on CTRDNN-16: $capped"
+import json, sys
+d = json.loads(sys.argv[1])
+assert d["feasible"] is False and 0 < d["throughput"] < 1.2e6 and d["monetary_cost"] > 0, d
+PY
 # A limit no plan can meet.
 if place "$g" greedy --opt simulator.throughput_limit=1e12 2> err.txt > out.txt; then
     fail "an unreachable throughput limit gave a plan: $(cat out.txt)"

@@ -9,6 +9,7 @@
 
 typedef struct heuristic_opts {
     int variant;
+    int allow_infeasible;
 } heuristic_opts;
 
 static const pb_option_def heuristic_options[] = {
@@ -21,10 +22,11 @@ static const pb_option_def heuristic_options[] = {
      .help = "first_cpu: first layer on CPU, rest on GPU type 1 (AIBox, Paddle's heter mode); "
              "first_gpu: first layer on GPU type 1, rest on CPU (the paper's §6.2 text)",
      .offset = offsetof(heuristic_opts, variant)},
+    HETERPS_ALLOW_INFEASIBLE_OPTION(heuristic_opts, allow_infeasible),
 };
 
 typedef struct heuristic_placer {
-    int first_gpu;
+    int first_gpu, allow_infeasible;
     const pb_host *host;
 } heuristic_placer;
 
@@ -34,7 +36,8 @@ static int heuristic_create(const pb_create_args *a, void **instance, pb_error *
     heuristic_placer *h = malloc(sizeof *h);
     if (!h)
         return pb_errorf(err, "out of memory");
-    *h = (heuristic_placer){.first_gpu = o->variant == 1, .host = a->host};
+    *h = (heuristic_placer){
+        .first_gpu = o->variant == 1, .allow_infeasible = o->allow_infeasible, .host = a->host};
     *instance = h;
     return PB_OK;
 }
@@ -53,7 +56,7 @@ static int heuristic_place(void *instance, const pb_problem *p, pb_strategy *bes
         return pb_errorf(err, "out of memory");
     for (int l = 0; l < n; l++)
         plan[l] = (l == 0) == h->first_gpu; /* 1 = GPU type 1, 0 = CPU cores */
-    int rc = heterps_place_fixed(p, h->host, plan, best, initial_us, err);
+    int rc = heterps_place_fixed(p, h->host, plan, h->allow_infeasible, best, initial_us, err);
     free(plan);
     return rc;
 }

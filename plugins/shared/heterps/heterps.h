@@ -127,6 +127,8 @@ int heterps_stages(const heterps_profile *p, const int *plan, heterps_stage *st)
 double heterps_amdahl(double g, double k);
 /* Formula 13 as corrected (§3.1): the least real k for which X at fraction g meets the limit. */
 double heterps_k_min(const heterps_profile *p, double x, double g);
+/* The same for throughput thr instead of TL. */
+double heterps_k_min_at(const heterps_profile *p, double thr, double x, double g);
 
 /* Evaluates stages st[0..n) at their integer counts st[i].k and n_ps PS cores: throughput, time,
  * cost, the TL and limit checks and the penalised objective. */
@@ -150,6 +152,17 @@ enum { HETERPS_STA_RATIO = 0, HETERPS_STA_PS_RATIO = 1 };
  * TL, r->feasible is 0 and r holds the evaluation at g_max. */
 void heterps_static(const heterps_profile *p, const int *plan, int which, int g_max,
                     heterps_stage *st, heterps_result *r, int *g_out);
+
+/* The capped evaluation of §3.4, for reporting a fixed plan that misses TL or a limit: every
+ * stage at its balanced count (a stage that cannot reach TL at the count where it runs at 0.99
+ * of its Amdahl ceiling), then each type over its limit scaled down to it (its stages and, for
+ * CPU, the PS cores, by heterps_split).  r->thr is below TL when a limit binds; r->feasible is
+ * then 0 and r->cost is the capped plan's cost. */
+void heterps_capped(const heterps_profile *p, const int *plan, heterps_stage *st,
+                    heterps_result *r);
+/* Splits `units` over the entries of w[0..m) in proportion to w, at least 1 each: one unit
+ * each, the rest by largest remainder (ties to the lower index).  Returns 0 when units < m. */
+int heterps_split(const double *w, int m, int units, int *out);
 
 /* Reads the layer descriptors of a HeterPS layer chain from graph g (the encoding of
  * datasets/heterps/README.md): node_type "KIND key=value ...", flops, param_bytes = 4 * dense
@@ -203,6 +216,16 @@ int heterps_search_finish(const heterps_search *s, pb_strategy *best, pb_error *
 /* Non-zero when plan a is lexicographically smaller than b (layer 1 most significant). */
 int heterps_plan_less(const int *a, const int *b, int n);
 /* The whole place() of a placer whose plan is fixed: evaluates plan and returns it (an error when
- * it is infeasible).  *initial_us is set negative: there is no initial plan. */
+ * it is infeasible, unless allow_infeasible).  *initial_us is set negative: there is no initial
+ * plan. */
+/* The option of the fixed-plan placers, for an options struct with an int `member_`. */
+#define HETERPS_ALLOW_INFEASIBLE_OPTION(type_, member_)                                            \
+    {                                                                                              \
+        .name = "allow_infeasible", .type = PB_OPT_BOOL, .default_value = "false", .min = 1,       \
+        .max = 0,                                                                                  \
+        .help = "return the plan even when it misses TL or a limit (to report it, e.g. with the "  \
+                "heterps simulator's infeasible = capped); false: that is an error",               \
+        .offset = offsetof(type_, member_)                                                         \
+    }
 int heterps_place_fixed(const pb_problem *p, const pb_host *host, const int *plan,
-                        pb_strategy *best, double *initial_us, pb_error *err);
+                        int allow_infeasible, pb_strategy *best, double *initial_us, pb_error *err);

@@ -85,12 +85,17 @@ double heterps_amdahl(double g, double k)
     return 1.0 - g + g / k;
 }
 
-double heterps_k_min(const heterps_profile *p, double x, double g)
+double heterps_k_min_at(const heterps_profile *p, double thr, double x, double g)
 {
     if (x <= 0)
         return 0;
-    double den = p->batch_o / p->tl - (1.0 - g) * x;
+    double den = p->batch_o / thr - (1.0 - g) * x;
     return den > 0 ? g * x / den : INFINITY;
+}
+
+double heterps_k_min(const heterps_profile *p, double x, double g)
+{
+    return heterps_k_min_at(p, p->tl, x, g);
 }
 
 int heterps_stages(const heterps_profile *p, const int *plan, heterps_stage *st)

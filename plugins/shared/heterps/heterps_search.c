@@ -86,7 +86,7 @@ int heterps_search_finish(const heterps_search *s, pb_strategy *best, pb_error *
 }
 
 int heterps_place_fixed(const pb_problem *p, const pb_host *host, const int *plan,
-                        pb_strategy *best, double *initial_us, pb_error *err)
+                        int allow_infeasible, pb_strategy *best, double *initial_us, pb_error *err)
 {
     heterps_search s;
     *initial_us = -1;
@@ -94,7 +94,10 @@ int heterps_place_fixed(const pb_problem *p, const pb_host *host, const int *pla
         return PB_ERR;
     double cost;
     int rc = heterps_search_eval(&s, plan, &cost, NULL, err);
-    if (rc == PB_OK)
+    if (rc == PB_OK && allow_infeasible)
+        for (int l = 0; l < s.n_layers; l++)
+            best->device[l] = s.type_device[plan[l]];
+    else if (rc == PB_OK)
         rc = heterps_search_finish(&s, best, err);
     heterps_search_free(&s);
     return rc;

@@ -1,5 +1,6 @@
-/* heterps_static.c — the static provisioning baselines StaRatio (GPU : core = 1 : 6) and
- * StaPSRatio (GPU : training cores : PS cores = 1 : 6 : 6) of specs/heterps.md §3.5. */
+/* heterps_static.c — provisioning other than PROVISION(SP): the static baselines StaRatio
+ * (GPU : core = 1 : 6) and StaPSRatio (GPU : training cores : PS cores = 1 : 6 : 6) of
+ * specs/heterps.md §3.5, and the capped evaluation of fixed plans (§3.4). */
 #include "heterps.h"
 
 #include <math.h>
@@ -7,9 +8,7 @@
 
 #define HETERPS_MAX_SPLIT 4096
 
-/* Splits `units` over the entries of w[0..m) in proportion to w, at least 1 each, by largest
- * remainder (ties to the lower index); returns 0 when units < m. */
-static int heterps_split(const double *w, int m, int units, int *out)
+int heterps_split(const double *w, int m, int units, int *out)
 {
     if (units < m)
         return 0;
@@ -110,4 +109,61 @@ void heterps_static(const heterps_profile *p, const int *plan, int which, int g_
         if (at.thr >= p->tl * (1.0 - 1e-9))
             return;
     }
+}
+
+/* The real count at which stage s runs at throughput thr (Formula 13 with thr for TL). */
+static double heterps_k_at(const heterps_profile *p, const heterps_stage *s, double thr)
+{
+    double kc = heterps_k_min_at(p, thr, s->oct, s->alpha);
+    double kd = heterps_k_min_at(p, thr, s->odt, s->beta);
+    return kc > kd ? kc : kd;
+}
+
+/* Scales the counts of type t (stages, and the PS cores for t = 0) down to its limit. */
+static void heterps_cap_type(const heterps_profile *p, heterps_stage *st, int n, int *n_ps, int t)
+{
+    int idx[HETERPS_MAX_SPLIT], units[HETERPS_MAX_SPLIT], m = 0;
+    double w[HETERPS_MAX_SPLIT], total = 0;
+    for (int i = 0; i < n; i++)
+        if (st[i].type == t) {
+            idx[m] = i;
+            w[m++] = st[i].k;
+            total += st[i].k;
+        }
+    if (t == 0 && *n_ps > 0) {
+        idx[m] = n;
+        w[m++] = *n_ps;
+        total += *n_ps;
+    }
+    int limit = (int)floor(p->limit[t]);
+    if (total <= limit || !heterps_split(w, m, limit, units))
+        return;
+    for (int j = 0; j < m; j++) {
+        if (idx[j] == n)
+            *n_ps = units[j];
+        else
+            st[idx[j]].k = units[j];
+    }
+}
+
+void heterps_capped(const heterps_profile *p, const int *plan, heterps_stage *st, heterps_result *r)
+{
+    if (p->n_layers >= HETERPS_MAX_SPLIT) {
+        *r = (heterps_result){.reason = "too many layers for a capped evaluation", .violation = 1};
+        r->cost_pen = 2 * p->c_ub;
+        return;
+    }
+    int n = heterps_stages(p, plan, st);
+    for (int i = 0; i < n; i++) {
+        double a = (1.0 - st[i].alpha) * st[i].oct, b = (1.0 - st[i].beta) * st[i].odt;
+        double serial = a > b ? a : b;
+        double ceiling = serial > 0 ? p->batch_o / serial : INFINITY;
+        double k = heterps_k_at(p, &st[i], ceiling > p->tl ? p->tl : 0.99 * ceiling);
+        k = ceil(k - 1e-9);
+        st[i].k = k < 1 ? 1 : k > 1e9 ? 1000000000 : (int)k;
+    }
+    int n_ps = heterps_ps_cores(p, plan);
+    for (int t = 0; t < p->n_types; t++)
+        heterps_cap_type(p, st, n, &n_ps, t);
+    heterps_evaluate_counts(p, st, n, n_ps, r);
 }

@@ -14,6 +14,7 @@ typedef struct hsim_opts {
     int mode;
     double batch_o, o_cpu, beta_io, beta_bnd, w_ps, c_ps;
     double cpu_limit, gpu_limit, limit_scale;
+    int infeasible;
 } hsim_opts;
 
 /* clang-format off */
@@ -56,6 +57,10 @@ static const pb_option_def hsim_options[] = {
     {.name = "limit_scale", .type = PB_OPT_DOUBLE, .default_value = "1", .min = 1e-6, .max = 1e9,
      .help = "multiplies every limit (spec §8: 100 lifts them for Figs. 5-7)",
      .offset = offsetof(hsim_opts, limit_scale)},
+    {.name = "infeasible", .type = PB_OPT_ENUM, .default_value = "penalise", .min = 1, .max = 0,
+     .choices = "penalise|capped",
+     .help = "a placement that misses TL or a limit: penalise = cost C_ub (1 + v), which every searcher needs (spec §2.5); capped = the plan with each type scaled down to its limit, its throughput and cost as they are (spec §3.4, for reporting fixed plans)",
+     .offset = offsetof(hsim_opts, infeasible)},
 };
 /* clang-format on */
 
@@ -67,6 +72,7 @@ typedef struct hsim_prepared {
     int *type_of_cluster_type; /* [n_cluster_types] plan type, -1 when the cluster has no device */
     int *plan;                 /* [n_layers] scratch */
     heterps_stage *stages;     /* [n_layers] scratch */
+    int capped;                /* report infeasible placements capped (§3.4) */
 } hsim_prepared;
 
 static int hsim_create(const pb_create_args *a, void **instance, pb_error *err)
@@ -167,6 +173,7 @@ static int hsim_prepare(void *instance, const pb_graph *g, const pb_cluster *c, 
         return PB_ERR;
     }
     h->cluster = c;
+    h->capped = ((const hsim_opts *)instance)->infeasible == 1;
     *prepared = h;
     return PB_OK;
 }
@@ -200,6 +207,8 @@ static int hsim_evaluate(void *prepared, const pb_strategy *s, pb_eval *out, pb_
     heterps_result r;
     if (s->kind == PB_STRATEGY_PLACEMENT) {
         heterps_provision(p, h->plan, h->stages, &r);
+        if (!r.feasible && h->capped)
+            heterps_capped(p, h->plan, h->stages, &r);
     } else {
         int n = heterps_stages(p, h->plan, h->stages);
         if (n != s->n_stages)
@@ -215,7 +224,7 @@ static int hsim_evaluate(void *prepared, const pb_strategy *s, pb_eval *out, pb_
     out->step_time_us = 1e6 * (r.provisioned ? r.et_total : at_limit * r.cost_pen / p->c_ub);
     out->feasible = r.feasible;
     out->throughput = r.thr;
-    out->monetary_cost = r.cost_pen;
+    out->monetary_cost = r.feasible || !h->capped ? r.cost_pen : r.cost;
     return PB_OK;
 }
 

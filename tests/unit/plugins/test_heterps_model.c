@@ -158,6 +158,34 @@ static void test_worked_example_gpu_limit(void **state)
     heterps_profile_free(p);
 }
 
+/* §3.4: G,G,G with N_GPU = 4 reported capped: 4 GPUs (8 scaled down), f(0.93, 4) = 0.3025,
+ * 100 / (0.05 x 0.3025) = 6,611.57 ex/s, 5,445 s, (4 x 2.42 + 0.04) USD/h = 14.7015 USD. */
+static void test_worked_example_capped(void **state)
+{
+    (void)state;
+    heterps_profile *p = worked_example(4, HETERPS_BALANCED);
+    int plan[3] = {GPU, GPU, GPU};
+    heterps_stage st[3];
+    heterps_result r;
+    heterps_capped(p, plan, st, &r);
+    assert_int_equal(st[0].k, 4);
+    assert_int_equal(r.n_ps, 1);
+    assert_rel(r.thr, 100 / (0.05 * 0.3025), 1e-12);
+    assert_rel(r.et_total, 5445, 1e-12);
+    assert_rel(r.cost, 5445.0 / 3600 * 9.72, 1e-12);
+    assert_false(r.feasible);
+    heterps_profile_free(p);
+    /* A feasible plan is not changed by capping: C,G,G as provisioned. */
+    p = worked_example(32, HETERPS_BALANCED);
+    int cgg[3] = {CPU, GPU, GPU};
+    heterps_capped(p, cgg, st, &r);
+    assert_int_equal(st[0].k, 5);
+    assert_int_equal(st[1].k, 3);
+    assert_rel(r.cost, 7.20, 1e-12);
+    assert_true(r.feasible);
+    heterps_profile_free(p);
+}
+
 /* Exhaustive search over the 8 plans: the optimum is C,G,G. */
 static void test_worked_example_optimum(void **state)
 {
@@ -226,6 +254,7 @@ int main(void)
         cmocka_unit_test(test_worked_example_infeasible),
         cmocka_unit_test(test_worked_example_gpu_limit),
         cmocka_unit_test(test_worked_example_optimum),
+        cmocka_unit_test(test_worked_example_capped),
         cmocka_unit_test(test_profile_magnitudes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -144,6 +144,15 @@ static void test_ctrdnn16_cpu_only(void **state)
     assert_int_equal(r.n_ps, 140);
     assert_int_equal(cores - r.n_ps, 369);
     assert_false(r.feasible);
+    /* Capped (§3.4): 480 cores split 1 each plus 478 in proportion 369 : 140, the larger
+     * remainder (0.53 against 0.47) to the training stage: 348 + 132. */
+    heterps_stage st[MAX_LAYERS];
+    heterps_capped(p, plan, st, &r);
+    assert_int_equal(r.n_stages, 1);
+    assert_int_equal(st[0].k, 348);
+    assert_int_equal(r.n_ps, 132);
+    assert_true(r.thr < p->tl);
+    assert_false(r.feasible);
     heterps_profile_free(p);
 }
 
