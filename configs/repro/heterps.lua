@@ -12,7 +12,9 @@
 --   placebench run configs/repro/heterps.lua --profile types -j 2     # Figs. 5-7: MATCHNET, T
 --
 -- A plan that misses the throughput limit or a resource limit is a failed run with the reason
--- (CPU-only on CTRDNN-16 and MATCHNET needs more than 480 cores).
+-- (CPU-only on CTRDNN-16 and MATCHNET needs more than 480 cores).  To report such a fixed plan
+-- capped to the limits (spec §3.4), run it alone with { "all-cpu", allow_infeasible = true }
+-- and { "heterps", infeasible = "capped" }: searchers need the default penalised cost.
 
 local models = { "datasets/heterps/ctrdnn-16.json", "datasets/heterps/matchnet.json",
                  "datasets/heterps/2emb.json", "datasets/heterps/nce.json" }
