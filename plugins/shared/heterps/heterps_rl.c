@@ -79,7 +79,7 @@ static const pb_option_def hrl_options[] = {
 typedef struct hrl_placer {
     hrl_opts o;
     const pb_host *host;
-    pb_rng rng;
+    uint64_t seed; /* the run's: "policy" seeds the initial weights, "plans" the sampling */
 } hrl_placer;
 
 /* One run: the policy, its features and the round's buffers. */
@@ -107,7 +107,7 @@ static int hrl_create(const pb_create_args *a, void **instance, pb_error *err)
     if (!p)
         return pb_errorf(err, "out of memory");
     *p = (hrl_placer){.o = *(const hrl_opts *)a->options, .host = a->host};
-    pb_rng_seed(&p->rng, a->seed);
+    p->seed = a->seed;
     *instance = p;
     return PB_OK;
 }
@@ -146,7 +146,7 @@ static int hrl_features(hrl_run *r, const pb_graph *g, pb_error *err)
 static int hrl_policy_init(hrl_run *r, pb_error *err)
 {
     pb_rng init;
-    pb_rng_seed(&init, pb_seed_derive(r->pl->rng.s[0], "policy"));
+    pb_rng_seed(&init, pb_seed_derive(r->pl->seed, "policy"));
     int rc = r->pl->o.cell == HRL_LSTM
                  ? pb_nn_lstm_init(&r->lstm, r->params, "cell", r->D, r->H, &init, err)
                  : pb_nn_elman_init(&r->elman, r->params, "cell", r->D, r->H, &init, err);
@@ -304,7 +304,8 @@ static int hrl_round(hrl_run *r, pb_rng *rng, int pretraining, pb_error *err)
 /* Pre-training, on-policy rounds, then the argmax decode, which the host's log reports. */
 static int hrl_train(hrl_run *r, long long rounds, pb_error *err)
 {
-    pb_rng rng = r->pl->rng;
+    pb_rng rng;
+    pb_rng_seed(&rng, pb_seed_derive(r->pl->seed, "plans"));
     const pb_host *host = r->pl->host;
     long long total = r->pl->o.pretrain + rounds;
     for (long long k = 0; k < total; k++) {
