@@ -8,11 +8,20 @@
 #include "options.h"
 
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <ltdl.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
+
+/* A probe that has not answered after this long (a constructor that hangs) is killed. */
+#define LOADER_PROBE_TIMEOUT_MS 10000
 
 typedef struct loader_module {
     lt_dlhandle handle;
@@ -25,6 +34,13 @@ typedef struct loader_rejected {
     char *why;
 } loader_rejected;
 
+/* A module that passed the probe: what it says it is, before it is loaded here. */
+typedef struct loader_candidate {
+    char *path;
+    int kind;
+    char *name;
+} loader_candidate;
+
 struct loader {
     char **dirs;
     int n_dirs;
@@ -35,7 +51,9 @@ struct loader {
     loader_entry *listing; /* sorted copy returned by loader_list */
     loader_rejected *rejected;
     int n_rejected, cap_rejected;
-    int scanned;
+    loader_candidate *candidates;
+    int n_candidates, cap_candidates;
+    int scanned, listed;
 };
 
 static const char *const loader_kind_names[] = {NULL, "traversal", "simulator", "embedding",
@@ -135,6 +153,11 @@ void loader_free(loader *l)
         free(l->rejected[i].path);
         free(l->rejected[i].why);
     }
+    for (int i = 0; i < l->n_candidates; i++) {
+        free(l->candidates[i].path);
+        free(l->candidates[i].name);
+    }
+    free(l->candidates);
     for (int i = 0; i < l->n_dirs; i++)
         free(l->dirs[i]);
     free(l->dirs);
@@ -337,13 +360,158 @@ static int loader_open(loader *l, const char *path, const loader_entry **out, pb
     return PB_OK;
 }
 
-int loader_open_file(loader *l, const char *path, const loader_entry **out, pb_error *err)
+/* Writes the probe's answer for path on fd: "ok KIND NAME", "none MESSAGE" (no descriptor) or
+ * "refused MESSAGE", one line. */
+static void loader_probe_child(loader *l, const char *path, int fd)
 {
-    int rc = loader_open(l, path, out, err);
-    return rc == PB_OK ? PB_OK : PB_ERR;
+    int devnull = open("/dev/null", O_WRONLY);
+    if (devnull >= 0) { /* a module's constructor does not write into the harness's output */
+        dup2(devnull, STDOUT_FILENO);
+        dup2(devnull, STDERR_FILENO);
+    }
+    const loader_entry *e;
+    pb_error err;
+    char line[sizeof err.msg + 64];
+    int rc = loader_open(l, path, &e, &err);
+    if (rc == PB_OK)
+        snprintf(line, sizeof line, "ok %d %s", e->desc->kind, e->desc->name);
+    else
+        snprintf(line, sizeof line, "%s %s", rc == 1 ? "none" : "refused", err.msg);
+    for (char *c = line; *c; c++)
+        if (*c == '\n' || *c == '\r')
+            *c = ' ';
+    size_t n = strlen(line);
+    line[n++] = '\n';
+    for (size_t off = 0; off < n;) {
+        ssize_t w = write(fd, line + off, n - off);
+        if (w <= 0 && errno != EINTR)
+            break;
+        off += w > 0 ? (size_t)w : 0;
+    }
+    _exit(0);
 }
 
-/* Opens every *.so of one folder in name order; a folder that does not exist is skipped. */
+static double loader_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+/* Reads the probe's answer into buf until end of file or the time limit; returns 0 when it
+ * timed out. */
+static int loader_probe_read(int fd, char *buf, size_t cap)
+{
+    size_t len = 0;
+    double deadline = loader_now_ms() + LOADER_PROBE_TIMEOUT_MS;
+    buf[0] = '\0';
+    for (;;) {
+        double left = deadline - loader_now_ms();
+        if (left <= 0)
+            return 0;
+        struct pollfd pfd = {fd, POLLIN, 0};
+        int r = poll(&pfd, 1, (int)left + 1);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return r == 0 ? 0 : 1;
+        ssize_t n = read(fd, buf + len, cap - 1 - len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return 1;
+        len += (size_t)n;
+        buf[len] = '\0';
+        if (len == cap - 1)
+            return 1;
+    }
+}
+
+/* Why a probe that gave no answer ended. */
+static int loader_probe_died(const char *path, int timed_out, int wstatus, pb_error *err)
+{
+    if (timed_out)
+        return pb_errorf(err, "%s: cannot load: still loading after %d s (killed)", path,
+                         LOADER_PROBE_TIMEOUT_MS / 1000);
+    if (WIFSIGNALED(wstatus))
+        return pb_errorf(err, "%s: cannot load: crashed while loading: signal %d (%s)", path,
+                         WTERMSIG(wstatus), strsignal(WTERMSIG(wstatus)));
+    return pb_errorf(err, "%s: cannot load: exited with status %d while loading", path,
+                     WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1);
+}
+
+/*
+ * Opens path in a child process, so that a module that crashes the dynamic loader or whose
+ * constructor exits or crashes cannot take the harness down.  PB_OK with the plugin's kind and
+ * name (*name: caller frees); 1 when it is not a placebench plugin; PB_ERR with the reason.
+ */
+static int loader_probe(loader *l, const char *path, int *kind, char **name, pb_error *err)
+{
+    int fds[2];
+    if (pipe(fds) != 0)
+        return pb_errorf(err, "%s: cannot probe: pipe: %s", path, strerror(errno));
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        return pb_errorf(err, "%s: cannot probe: fork: %s", path, strerror(errno));
+    }
+    if (pid == 0) {
+        close(fds[0]);
+        loader_probe_child(l, path, fds[1]);
+    }
+    close(fds[1]);
+    char answer[sizeof err->msg + 64];
+    int timed_out = !loader_probe_read(fds[0], answer, sizeof answer);
+    close(fds[0]);
+    if (timed_out)
+        kill(pid, SIGKILL);
+    int wstatus = 0;
+    while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR)
+        ;
+    char *nl = strchr(answer, '\n');
+    if (timed_out || !nl || !WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0)
+        return loader_probe_died(path, timed_out, wstatus, err);
+    *nl = '\0';
+    int at = 0;
+    if (sscanf(answer, "ok %d %n", kind, &at) == 1 && at > 0) {
+        *name = strdup(answer + at);
+        return *name ? PB_OK : pb_errorf(err, "out of memory");
+    }
+    if (strncmp(answer, "none ", 5) == 0) {
+        pb_errorf(err, "%s", answer + 5);
+        return 1;
+    }
+    return pb_errorf(err, "%s", strncmp(answer, "refused ", 8) == 0 ? answer + 8 : answer);
+}
+
+static int loader_add_candidate(loader *l, const char *path, int kind, char *name)
+{
+    char *p = strdup(path);
+    if (!p || array_grow(&l->candidates, &l->cap_candidates, l->n_candidates + 1,
+                         sizeof(loader_candidate))) {
+        free(p);
+        free(name);
+        return PB_ERR;
+    }
+    l->candidates[l->n_candidates++] = (loader_candidate){p, kind, name};
+    return PB_OK;
+}
+
+int loader_open_file(loader *l, const char *path, const loader_entry **out, pb_error *err)
+{
+    int kind;
+    char *name = NULL;
+    int rc = loader_probe(l, path, &kind, &name, err);
+    free(name);
+    if (rc != PB_OK)
+        return PB_ERR;
+    return loader_open(l, path, out, err) == PB_OK ? PB_OK : PB_ERR;
+}
+
+/* Probes every *.so of one folder in name order; a folder that does not exist is skipped. */
 static void loader_scan_dir(loader *l, const char *dir)
 {
     char **names;
@@ -354,8 +522,12 @@ static void loader_scan_dir(loader *l, const char *dir)
     for (int i = 0; i < n; i++) {
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-        const loader_entry *e;
-        if (loader_open(l, path, &e, &err) == PB_ERR)
+        int kind;
+        char *name = NULL;
+        int rc = loader_probe(l, path, &kind, &name, &err);
+        if (rc == PB_OK)
+            loader_add_candidate(l, path, kind, name);
+        else if (rc == PB_ERR)
             loader_reject(l, path, err.msg);
     }
     fileio_list_free(names, n);
@@ -372,20 +544,32 @@ int loader_scan(loader *l, pb_error *err)
     return PB_OK;
 }
 
+/* Loads a candidate that passed the probe into this process; a failure here (the file changed
+ * since) is recorded as a refusal. */
+static int loader_load(loader *l, const loader_candidate *c, const loader_entry **out,
+                       pb_error *err)
+{
+    int rc = loader_open(l, c->path, out, err);
+    if (rc == PB_OK)
+        return PB_OK;
+    if (rc == 1)
+        pb_errorf(err, "%s: no longer a placebench plugin", c->path);
+    loader_reject(l, c->path, err->msg);
+    return PB_ERR;
+}
+
 int loader_find(loader *l, int kind, const char *name, const loader_entry **out, pb_error *err)
 {
     loader_scan(l, err);
-    for (int i = 0; i < l->n_entries; i++)
-        if (l->entries[i]->desc->kind == kind && strcmp(l->entries[i]->desc->name, name) == 0) {
-            *out = l->entries[i];
-            return PB_OK;
-        }
-    size_t cap = l->n_entries > 0 ? (size_t)l->n_entries : 1;
+    for (int i = 0; i < l->n_candidates; i++)
+        if (l->candidates[i].kind == kind && strcmp(l->candidates[i].name, name) == 0)
+            return loader_load(l, &l->candidates[i], out, err);
+    size_t cap = l->n_candidates > 0 ? (size_t)l->n_candidates : 1;
     const char **names = malloc(cap * sizeof(char *));
     int n = 0;
-    for (int i = 0; names && i < l->n_entries; i++)
-        if (l->entries[i]->desc->kind == kind)
-            names[n++] = l->entries[i]->desc->name;
+    for (int i = 0; names && i < l->n_candidates; i++)
+        if (l->candidates[i].kind == kind)
+            names[n++] = l->candidates[i].name;
     const char *close = names ? options_did_you_mean(name, names, n) : NULL;
     char hint[256] = "";
     if (close)
@@ -416,6 +600,13 @@ const loader_entry *loader_list(loader *l, int *n)
 {
     pb_error err;
     loader_scan(l, &err);
+    if (!l->listed) { /* every candidate is loaded here: a listing shows descriptors */
+        l->listed = 1;
+        for (int i = 0; i < l->n_candidates; i++) {
+            const loader_entry *e;
+            loader_load(l, &l->candidates[i], &e, &err);
+        }
+    }
     free(l->listing);
     l->listing = malloc((size_t)(l->n_entries ? l->n_entries : 1) * sizeof(loader_entry));
     int k = 0;

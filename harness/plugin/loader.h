@@ -21,18 +21,23 @@ typedef struct loader_entry {
 loader *loader_new(const char *const *extra, int n_extra, pb_error *err);
 void loader_free(loader *l);
 
-/* Loads every plugin module on the search path (once).  Modules that are not placebench plugins
- * are skipped; a plugin with a wrong ABI or missing operations is an error naming the file. */
+/* Probes every module on the search path (once), each in a child process that opens it and
+ * reads its descriptor, so that a module that crashes or exits while loading is refused instead
+ * of ending the harness.  Modules that are not placebench plugins are skipped; a plugin with a
+ * wrong ABI or missing operations, or that crashed, exited or hung while loading, is refused with
+ * the reason.  Nothing is loaded into this process yet: loader_find loads the plugins asked for. */
 int loader_scan(loader *l, pb_error *err);
 
-/* Finds the plugin of `kind` called `name` (scanning first if needed); on failure the error
- * names the closest known name. */
+/* Finds the plugin of `kind` called `name` (scanning first if needed) and loads it into this
+ * process; on failure the error names the closest known name. */
 int loader_find(loader *l, int kind, const char *name, const loader_entry **out, pb_error *err);
 
-/* All plugins found, sorted by kind then name; *n receives the count.  Borrowed. */
+/* All plugins found (each loaded into this process), sorted by kind then name; *n receives the
+ * count.  Borrowed. */
 const loader_entry *loader_list(loader *l, int *n);
 
-/* Loads one module file and validates its descriptor (ABI, struct size, kind, ops). */
+/* Probes one module file in a child process, then loads it and validates its descriptor (ABI,
+ * struct size, kind, ops). */
 int loader_open_file(loader *l, const char *path, const loader_entry **out, pb_error *err);
 
 /* Modules on the search path that were refused (wrong ABI, missing operations, failed to
