@@ -5,17 +5,30 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 int fileio_read(const char *path, size_t max_bytes, char **text, size_t *len, pb_error *err)
 {
     *text = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    /* Non-blocking, so that a FIFO is refused below instead of waited on. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK);
+    if (fd < 0)
         return pb_errorf(err, "%s: cannot open: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return pb_errorf(err, "%s: not a regular file (%s)", path, fileio_kind(st.st_mode));
+    }
+    FILE *f = fdopen(fd, "rb");
+    if (!f) {
+        close(fd);
+        return pb_errorf(err, "%s: cannot open: %s", path, strerror(errno));
+    }
     size_t cap = 1 << 14, n = 0;
     char *buf = malloc(cap);
     int too_big = 0;
@@ -53,6 +66,21 @@ int fileio_read(const char *path, size_t max_bytes, char **text, size_t *len, pb
     if (len)
         *len = n;
     return PB_OK;
+}
+
+const char *fileio_kind(unsigned mode)
+{
+    if (S_ISDIR(mode))
+        return "a folder";
+    if (S_ISFIFO(mode))
+        return "a FIFO";
+    if (S_ISCHR(mode))
+        return "a character device";
+    if (S_ISBLK(mode))
+        return "a block device";
+    if (S_ISSOCK(mode))
+        return "a socket";
+    return S_ISREG(mode) ? "a regular file" : "not a file";
 }
 
 static int fileio_name_cmp(const void *a, const void *b)

@@ -527,7 +527,7 @@ static void loader_scan_dir(loader *l, const char *dir)
         int rc = loader_probe(l, path, &kind, &name, &err);
         if (rc == PB_OK)
             loader_add_candidate(l, path, kind, name);
-        else if (rc == PB_ERR)
+        else /* not a plugin at all is said too: a file named .so is meant to be one */
             loader_reject(l, path, err.msg);
     }
     fileio_list_free(names, n);

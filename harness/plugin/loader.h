@@ -23,9 +23,10 @@ void loader_free(loader *l);
 
 /* Probes every module on the search path (once), each in a child process that opens it and
  * reads its descriptor, so that a module that crashes or exits while loading is refused instead
- * of ending the harness.  Modules that are not placebench plugins are skipped; a plugin with a
- * wrong ABI or missing operations, or that crashed, exited or hung while loading, is refused with
- * the reason.  Nothing is loaded into this process yet: loader_find loads the plugins asked for. */
+ * of ending the harness.  A module that is not a placebench plugin (no descriptor), a plugin
+ * with a wrong ABI or missing operations, or one that crashed, exited or hung while loading, is
+ * refused with the reason.  Nothing is loaded into this process yet: loader_find loads the plugins
+ * asked for. */
 int loader_scan(loader *l, pb_error *err);
 
 /* Finds the plugin of `kind` called `name` (scanning first if needed) and loads it into this

@@ -124,6 +124,10 @@ static int sweep_resolve_dataset(const experiment *x, const char *entry, sweep_g
     }
     if (sweep_is(entry, SWEEP_DIR))
         return sweep_add_folder(x, g, entry, entry, err);
+    struct stat st;
+    if (stat(entry, &st) == 0)
+        return pb_errorf(err, "%s:%d: dataset '%s' is not a regular file or folder (%s)", x->file,
+                         x->line_datasets, entry, fileio_kind(st.st_mode));
     char family[4096];
     snprintf(family, sizeof family, "datasets/%s", entry);
     if (!strchr(entry, '/') && sweep_is(family, SWEEP_DIR))
