@@ -70,8 +70,16 @@ int store_has_run(store *s, const char *run_id);
 int store_put_run(store *s, const store_run *r, const store_curve_point *curve, int n_curve,
                   pb_error *err);
 
-/* Joins shard files into `out` (created if missing); runs already present are skipped. */
-int store_merge(const char *out, const char *const *inputs, int n, pb_error *err);
+/* What merge does with a run id whose rows differ (in status, results, settings or graph
+ * checksum) between two files: refuse, keep the first file's row, or the last file's. */
+enum { STORE_PREFER_NONE = 0, STORE_PREFER_FIRST = 1, STORE_PREFER_LAST = 2 };
+
+/* Joins shard files into `out` (created if missing); runs already present are skipped.  Runs
+ * whose rows conflict between the files (an existing out counts as the first) are an error naming
+ * them and the files, with nothing written, unless `prefer` picks a side; then *resolved receives
+ * a report of the resolved runs (caller frees; NULL when there were none). */
+int store_merge(const char *out, const char *const *inputs, int n, int prefer, char **resolved,
+                pb_error *err);
 
 /* Writes every run (one row each, all columns) as CSV or JSON lines. */
 int store_export_runs(store *s, FILE *f, int jsonl, pb_error *err);

@@ -653,11 +653,23 @@ static void test_merge_overlap(void **state)
 
     pb_error err = {{0}};
     const char *inputs[] = {a, b};
-    if (store_merge(out, inputs, 2, &err))
+    char *resolved = NULL;
+    /* r2 has different results in a.db and b.db: refused, naming it, and nothing written. */
+    assert_int_equal(store_merge(out, inputs, 2, STORE_PREFER_NONE, &resolved, &err), PB_ERR);
+    assert_non_null(strstr(err.msg, "1 run differs between"));
+    assert_non_null(strstr(err.msg, ": r2;"));
+    assert_null(resolved);
+    struct stat sb;
+    assert_int_equal(stat(out, &sb), -1);
+    if (store_merge(out, inputs, 2, STORE_PREFER_FIRST, &resolved, &err))
         fail_msg("merge: %s", err.msg);
+    assert_non_null(resolved);
+    assert_non_null(strstr(resolved, "1 conflicting run resolved (--prefer first)"));
+    free(resolved);
     /* Merging again (or an overlapping shard) adds nothing. */
-    if (store_merge(out, inputs, 2, &err))
+    if (store_merge(out, inputs, 2, STORE_PREFER_FIRST, &resolved, &err))
         fail_msg("merge again: %s", err.msg);
+    free(resolved);
     assert_int_equal(store_open_readonly(out, &s, &err), PB_OK);
     assert_int_equal(store_count_runs(s), 3);
     char *runs = test_capture_export(s, 0, 0);
@@ -701,7 +713,8 @@ static void test_merge_other_experiment_refused(void **state)
     assert_int_equal(store_set_experiment(s, "another", "{}", 1, &err), PB_OK);
     store_close(s);
     const char *inputs[] = {a, b};
-    assert_int_equal(store_merge(out, inputs, 2, &err), PB_ERR);
+    char *resolved = NULL;
+    assert_int_equal(store_merge(out, inputs, 2, STORE_PREFER_NONE, &resolved, &err), PB_ERR);
     assert_non_null(strstr(err.msg, a));
     assert_non_null(strstr(err.msg, b));
     assert_non_null(strstr(err.msg, "'exp'"));
