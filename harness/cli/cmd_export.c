@@ -7,21 +7,24 @@
 #include <string.h>
 
 static const char cmd_export_usage[] =
-    "placebench export DB [--curves] [--format csv|jsonl] [--out FILE]\n"
+    "placebench export DB [--curves | --logs] [--format csv|jsonl] [--out FILE]\n"
     "\n"
     "Writes every run of the results file DB (one row each, all columns, sorted by run_id), or\n"
     "with --curves every learning-curve point (run_id, episode, episode_best_us, best_so_far_us,\n"
-    "sim_calls, wall_s).  Numbers are written with full precision; absent values are empty in CSV\n"
+    "sim_calls, wall_s), or with --logs what each run's plugins wrote on stdout and stderr\n"
+    "(run_id, text; runs that wrote nothing have none).  Numbers are written with full precision; "
+    "absent values are empty in CSV\n"
     "and null in JSON (as are infinite step times, which JSON cannot hold).\n"
     "\n"
     "  --curves               export curve points instead of runs\n"
+    "  --logs                 export the runs' logs instead of runs\n"
     "  --format csv|jsonl     CSV with a header line (default) or one JSON object per line\n"
     "  --out FILE             write to FILE instead of stdout (FILE appears only when complete)";
 
 int cmd_export(int argc, char **argv)
 {
     const char *db = NULL, *out = NULL;
-    int curves = 0, jsonl = 0;
+    int table = 0, jsonl = 0; /* table: 0 runs, 1 curve points, 2 logs */
     for (int i = 1; i < argc; i++) {
         if ((strcmp(argv[i], "--out") == 0 || strcmp(argv[i], "--format") == 0) && i + 1 >= argc)
             return cli_error("export: %s needs a value", argv[i]);
@@ -30,7 +33,9 @@ int cmd_export(int argc, char **argv)
             return 0;
         }
         if (strcmp(argv[i], "--curves") == 0) {
-            curves = 1;
+            table = 1;
+        } else if (strcmp(argv[i], "--logs") == 0) {
+            table = 2;
         } else if (strcmp(argv[i], "--format") == 0) {
             const char *f = argv[++i];
             if (strcmp(f, "csv") != 0 && strcmp(f, "jsonl") != 0)
@@ -58,8 +63,9 @@ int cmd_export(int argc, char **argv)
         store_close(s);
         return 1;
     }
-    int rc =
-        curves ? store_export_curves(s, o.f, jsonl, &err) : store_export_runs(s, o.f, jsonl, &err);
+    int rc = table == 2   ? store_export_logs(s, o.f, jsonl, &err)
+             : table == 1 ? store_export_curves(s, o.f, jsonl, &err)
+                          : store_export_runs(s, o.f, jsonl, &err);
     store_close(s);
     if (rc) {
         cli_output_close(&o, 0);

@@ -8,6 +8,7 @@
 #include "core/version.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
@@ -20,6 +21,10 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+/* A run's log keeps this much of what its plugins write on stdout and stderr; the rest is
+ * counted. */
+#define RUNNER_LOG_LIMIT 65536
 
 /* ------------------------------------------------------------ worker side */
 
@@ -100,7 +105,8 @@ int runner_execute(const plan_run *r, int fd)
 typedef struct runner_worker {
     pid_t pid;
     int fd;
-    int run; /* index into plan runs */
+    int out_fd; /* the worker's stdout and stderr; -1 once closed */
+    int run;    /* index into plan runs */
     double started_mono, started_wall, deadline;
     int timed_out;
     char buf[4096];
@@ -111,6 +117,9 @@ typedef struct runner_worker {
     double initial, best, wall;
     long long calls;
     char error[520];
+    char *log; /* RUNNER_LOG_LIMIT + room for the truncation note, or NULL */
+    size_t log_len;
+    long long log_dropped;
 } runner_worker;
 
 static void runner_worker_line(runner_worker *w, char *line)
@@ -159,6 +168,53 @@ static int runner_worker_read(runner_worker *w)
     if (w->len == sizeof w->buf - 1)
         w->len = 0; /* an over-long line: drop it */
     return 1;
+}
+
+/* Reads what the worker wrote on stdout or stderr into its log; returns 0 at end of file (or
+ * when nothing more can be read now, with `drain`). */
+static int runner_worker_output(runner_worker *w, int drain)
+{
+    char chunk[4096];
+    for (;;) {
+        ssize_t n = read(w->out_fd, chunk, sizeof chunk);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && errno == EAGAIN)
+            return !drain;
+        if (n <= 0) {
+            close(w->out_fd);
+            w->out_fd = -1;
+            return 0;
+        }
+        size_t keep = w->log_len < RUNNER_LOG_LIMIT ? RUNNER_LOG_LIMIT - w->log_len : 0;
+        if (keep > (size_t)n)
+            keep = (size_t)n;
+        if (keep && !w->log)
+            w->log = malloc(RUNNER_LOG_LIMIT + 80);
+        if (keep && w->log) {
+            memcpy(w->log + w->log_len, chunk, keep);
+            w->log_len += keep;
+        }
+        w->log_dropped += n - (ssize_t)(w->log && keep ? keep : 0);
+        if (!drain)
+            return 1;
+    }
+}
+
+/* The log as stored: the output kept, NUL bytes made visible, and what was not kept. */
+static const char *runner_log_text(runner_worker *w)
+{
+    if (!w->log)
+        return NULL;
+    for (size_t i = 0; i < w->log_len; i++)
+        if (w->log[i] == '\0')
+            w->log[i] = '?';
+    size_t n = w->log_len;
+    if (w->log_dropped > 0)
+        n += (size_t)snprintf(w->log + n, 80, "%s[%lld bytes of output not kept]\n",
+                              n && w->log[n - 1] != '\n' ? "\n" : "", w->log_dropped);
+    w->log[n] = '\0';
+    return w->log;
 }
 
 static void runner_describe_exit(runner_worker *w, int wstatus, double timeout)
@@ -217,12 +273,13 @@ static int runner_store(store *st, const plan *p, runner_worker *w, pb_error *er
         .sim_calls = w->calls,
         .started_at = w->started_wall,
         .finished_at = pb_clock_seconds(CLOCK_REALTIME),
+        .log = runner_log_text(w),
     };
     return store_put_run(st, &rec, w->curve, w->n_curve, err);
 }
 
-/* The worker: never returns. */
-static void runner_child(const plan *p, int run, int fd, pid_t parent)
+/* The worker: never returns.  Its stdout and stderr go to out_fd (the run's log). */
+static void runner_child(const plan *p, int run, int fd, int out_fd, pid_t parent)
 {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent)
@@ -230,7 +287,12 @@ static void runner_child(const plan *p, int run, int fd, pid_t parent)
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
     signal(SIGPIPE, SIG_DFL);
+    if (dup2(out_fd, STDOUT_FILENO) < 0 || dup2(out_fd, STDERR_FILENO) < 0)
+        _exit(4);
+    close(out_fd);
+    setvbuf(stdout, NULL, _IOLBF, 0); /* what was printed before a crash reaches the log */
     runner_execute(&p->runs[run], fd);
+    fflush(NULL);
     close(fd);
     _exit(0);
 }
@@ -238,9 +300,14 @@ static void runner_child(const plan *p, int run, int fd, pid_t parent)
 static int runner_spawn(const plan *p, int run, runner_worker *w, const runner_worker *all,
                         int n_all, double timeout, pb_error *err)
 {
-    int fds[2];
+    int fds[2], out[2];
     if (pipe(fds) != 0)
         return pb_errorf(err, "pipe: %s", strerror(errno));
+    if (pipe(out) != 0) {
+        close(fds[0]);
+        close(fds[1]);
+        return pb_errorf(err, "pipe: %s", strerror(errno));
+    }
     fflush(stdout);
     fflush(stderr);
     pid_t parent = getpid();
@@ -248,19 +315,28 @@ static int runner_spawn(const plan *p, int run, runner_worker *w, const runner_w
     if (pid < 0) {
         close(fds[0]);
         close(fds[1]);
+        close(out[0]);
+        close(out[1]);
         return pb_errorf(err, "fork: %s", strerror(errno));
     }
     if (pid == 0) {
         close(fds[0]);
+        close(out[0]);
         for (int i = 0; i < n_all; i++)
-            if (all[i].pid > 0)
+            if (all[i].pid > 0) {
                 close(all[i].fd);
-        runner_child(p, run, fds[1], parent);
+                if (all[i].out_fd >= 0)
+                    close(all[i].out_fd);
+            }
+        runner_child(p, run, fds[1], out[1], parent);
     }
     close(fds[1]);
+    close(out[1]);
+    fcntl(out[0], F_SETFL, fcntl(out[0], F_GETFL) | O_NONBLOCK);
     memset(w, 0, sizeof *w);
     w->pid = pid;
     w->fd = fds[0];
+    w->out_fd = out[0];
     w->run = run;
     w->started_mono = pb_clock_monotonic();
     w->started_wall = pb_clock_seconds(CLOCK_REALTIME);
@@ -315,6 +391,11 @@ static int runner_reap(store *st, const plan *p, runner_worker *w, double timeou
     while (waitpid(w->pid, &wstatus, 0) < 0 && errno == EINTR)
         ;
     close(w->fd);
+    if (w->out_fd >= 0) /* the rest of its output; a process it left behind may hold the pipe */
+        runner_worker_output(w, 1);
+    if (w->out_fd >= 0)
+        close(w->out_fd);
+    w->out_fd = -1;
     runner_describe_exit(w, wstatus, timeout);
     int rc = runner_store(st, p, w, err);
     pr->done++;
@@ -330,7 +411,9 @@ static int runner_reap(store *st, const plan *p, runner_worker *w, double timeou
                     s->placer.name, p->runs[w->run].graph->name, s->n_devices, s->repeat, w->error);
     }
     free(w->curve);
+    free(w->log);
     w->curve = NULL;
+    w->log = NULL;
     w->pid = 0;
     runner_print_progress(pr, 0);
     return rc;
@@ -435,8 +518,8 @@ int runner_run(plan *p, const runner_opts *o, runner_summary *sum, pb_error *err
                 sum->in_shard, n_todo);
     signal(SIGPIPE, SIG_IGN);
     int next = 0, active = 0, rc = PB_OK;
-    struct pollfd *pfd = malloc((size_t)jobs * sizeof *pfd);
-    int *slot = malloc((size_t)jobs * sizeof(int));
+    struct pollfd *pfd = malloc((size_t)jobs * 2 * sizeof *pfd);
+    int *slot = malloc((size_t)jobs * 2 * sizeof(int));
     while (rc == PB_OK && (next < n_todo || active > 0) && pfd && slot) {
         for (int i = 0; i < jobs && next < n_todo && rc == PB_OK; i++)
             if (ws[i].pid <= 0) {
@@ -447,10 +530,15 @@ int runner_run(plan *p, const runner_opts *o, runner_summary *sum, pb_error *err
                 active += rc == PB_OK;
             }
         int np = 0;
+        /* slot: the worker's index, negated minus one for its output pipe */
         for (int i = 0; i < jobs; i++)
             if (ws[i].pid > 0) {
                 pfd[np] = (struct pollfd){ws[i].fd, POLLIN, 0};
                 slot[np++] = i;
+                if (ws[i].out_fd >= 0) {
+                    pfd[np] = (struct pollfd){ws[i].out_fd, POLLIN, 0};
+                    slot[np++] = -i - 1;
+                }
             }
         int wait_ms = runner_enforce_deadlines(ws, jobs);
         if (np == 0)
@@ -462,6 +550,12 @@ int runner_run(plan *p, const runner_opts *o, runner_summary *sum, pb_error *err
         for (int k = 0; k < np && rc == PB_OK; k++) {
             if (!(pfd[k].revents & (POLLIN | POLLHUP | POLLERR)))
                 continue;
+            if (slot[k] < 0) {
+                runner_worker *w = &ws[-slot[k] - 1];
+                if (w->pid > 0 && w->out_fd == pfd[k].fd)
+                    runner_worker_output(w, 0);
+                continue;
+            }
             runner_worker *w = &ws[slot[k]];
             if (runner_worker_read(w))
                 continue;
@@ -475,7 +569,10 @@ int runner_run(plan *p, const runner_opts *o, runner_summary *sum, pb_error *err
             kill(ws[i].pid, SIGKILL);
             waitpid(ws[i].pid, NULL, 0);
             close(ws[i].fd);
+            if (ws[i].out_fd >= 0)
+                close(ws[i].out_fd);
             free(ws[i].curve);
+            free(ws[i].log);
         }
     runner_print_progress(&pr, 1);
     if (pr.mode == 2)

@@ -61,7 +61,7 @@ static const char store_schema_sql[] =
     "CREATE TABLE experiment(name TEXT NOT NULL, config_json TEXT, seed TEXT, created_at REAL);"
     "CREATE TABLE curve(run_id TEXT NOT NULL REFERENCES runs(run_id), episode INTEGER NOT NULL,"
     " episode_best_us REAL, best_so_far_us REAL, sim_calls INTEGER, wall_s REAL);"
-    "CREATE INDEX curve_run ON curve(run_id, episode);";
+    "CREATE INDEX curve_run ON curve(run_id, episode);" STORE_LOG_TABLE_SQL;
 
 int store_sql_error(store *s, const char *what, pb_error *err)
 {
@@ -76,6 +76,20 @@ int store_exec(store *s, const char *sql, pb_error *err)
     pb_errorf(err, "%s: %s", s->path, msg ? msg : sqlite3_errmsg(s->db));
     sqlite3_free(msg);
     return PB_ERR;
+}
+
+int store_has_table(store *s, const char *schema, const char *table)
+{
+    char sql[128];
+    snprintf(sql, sizeof sql, "SELECT 1 FROM %s.sqlite_master WHERE type = 'table' AND name = ?",
+             schema);
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
+        return 0;
+    sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
+    int found = sqlite3_step(st) == SQLITE_ROW;
+    sqlite3_finalize(st);
+    return found;
 }
 
 int store_prepare(store *s, const char *sql, sqlite3_stmt **st, pb_error *err)
@@ -300,7 +314,7 @@ static int store_open_mode(const char *path, int create, int readonly, store **o
     if (rc == PB_OK)
         rc = store_check_schema(s, err);
     if (rc == PB_OK && n > 0 && !readonly)
-        rc = store_set_pragmas(s, err);
+        rc = store_set_pragmas(s, err) || store_exec(s, STORE_LOG_TABLE_SQL, err) ? PB_ERR : PB_OK;
     if (rc != PB_OK) {
         store_close(s);
         return PB_ERR;
@@ -566,6 +580,18 @@ static int store_insert_curve(store *s, const char *run_id, const store_curve_po
     return rc == SQLITE_DONE ? PB_OK : store_sql_error(s, "writing a curve point", err);
 }
 
+static int store_insert_log(store *s, const char *run_id, const char *text, pb_error *err)
+{
+    sqlite3_stmt *st;
+    if (store_prepare(s, "INSERT INTO log(run_id, text) VALUES(?, ?)", &st, err))
+        return PB_ERR;
+    sqlite3_bind_text(st, 1, run_id, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, text, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? PB_OK : store_sql_error(s, "writing a run's log", err);
+}
+
 static int store_check_run(store *s, const store_run *r, const store_curve_point *curve,
                            int n_curve, pb_error *err)
 {
@@ -606,6 +632,8 @@ int store_put_run(store *s, const store_run *r, const store_curve_point *curve, 
     if (store_check_run_experiment(s, r, err) || store_insert_run(s, r, &inserted, err))
         return store_rollback(s);
     if (inserted && store_insert_curve(s, r->run_id, curve, n_curve, err))
+        return store_rollback(s);
+    if (inserted && r->log && *r->log && store_insert_log(s, r->run_id, r->log, err))
         return store_rollback(s);
     return store_exec(s, "COMMIT", err) ? store_rollback(s) : PB_OK;
 }

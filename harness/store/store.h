@@ -41,6 +41,7 @@ typedef struct store_run {
     double search_wall_s;
     long long sim_calls;
     double started_at, finished_at; /* Unix seconds */
+    const char *log;                /* what the run's plugins wrote (stdout, stderr); NULL: none */
 } store_run;
 
 /* One learning-curve point of a run. */
@@ -85,6 +86,8 @@ int store_merge(const char *out, const char *const *inputs, int n, int prefer, c
 int store_export_runs(store *s, FILE *f, int jsonl, pb_error *err);
 /* Writes every curve point (run_id plus the point) as CSV or JSON lines. */
 int store_export_curves(store *s, FILE *f, int jsonl, pb_error *err);
+/* Writes every run's log (run_id, text) as CSV or JSON lines. */
+int store_export_logs(store *s, FILE *f, int jsonl, pb_error *err);
 
 /* Number of stored runs, or -1 on error. */
 long long store_count_runs(store *s);

@@ -155,3 +155,15 @@ int store_export_curves(store *s, FILE *f, int jsonl, pb_error *err)
     return store_export_table(s, f, store_curve_columns, store_n_curve_columns,
                               "curve ORDER BY run_id, episode, rowid", jsonl, err);
 }
+
+static const store_column store_log_columns[] = {{"run_id", STORE_COL_TEXT},
+                                                 {"text", STORE_COL_TEXT}};
+
+int store_export_logs(store *s, FILE *f, int jsonl, pb_error *err)
+{
+    /* A file written before logs were kept has none: the header only. */
+    const char *from = store_has_table(s, "main", "log")
+                           ? "log ORDER BY run_id"
+                           : "(SELECT NULL AS run_id, NULL AS text) WHERE 0";
+    return store_export_table(s, f, store_log_columns, 2, from, jsonl, err);
+}

@@ -10,6 +10,15 @@
 /* Version of the file layout written in meta.schema_version; files of a newer one are refused. */
 #define STORE_SCHEMA_VERSION 1
 
+/* Plugins' output of each run that wrote any; files written before it existed get it when opened
+ * for writing. */
+#define STORE_LOG_TABLE_SQL                                                                        \
+    "CREATE TABLE IF NOT EXISTS log(run_id TEXT PRIMARY KEY NOT NULL REFERENCES runs(run_id),"     \
+    " text TEXT NOT NULL);"
+
+/* Non-zero when the file (schema "main", or an attached one) has the named table. */
+int store_has_table(store *s, const char *schema, const char *table);
+
 struct store {
     sqlite3 *db;
     char *path; /* as given to store_open, for messages */

@@ -128,6 +128,7 @@ static int store_merge_shard(store *s, const char *shard, int prefer, pb_error *
                               "CREATE TEMP TABLE replaced AS SELECT b.run_id FROM shard.runs b "
                               "JOIN main.runs a ON a.run_id = b.run_id WHERE " STORE_MERGE_DIFFERS
                               "; DELETE FROM main.curve WHERE run_id IN replaced; "
+                              "DELETE FROM main.log WHERE run_id IN replaced; "
                               "DELETE FROM main.runs WHERE run_id IN replaced; DROP TABLE replaced",
                               err);
     if (rc == PB_OK)
@@ -141,6 +142,11 @@ static int store_merge_shard(store *s, const char *shard, int prefer, pb_error *
                               "WHERE run_id NOT IN (SELECT run_id FROM main.runs) "
                               "ORDER BY run_id, episode, rowid",
                               shard, err);
+    if (rc == PB_OK && store_has_table(s, "shard", "log"))
+        rc = store_exec(s,
+                        "INSERT INTO main.log(run_id, text) SELECT run_id, text FROM shard.log "
+                        "WHERE run_id NOT IN (SELECT run_id FROM main.runs) ORDER BY run_id",
+                        err);
     if (rc == PB_OK)
         rc = store_merge_copy(s, store_run_columns, store_n_run_columns,
                               "INSERT OR IGNORE INTO main.runs(%s) SELECT %s FROM shard.runs "
