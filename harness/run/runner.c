@@ -2,6 +2,7 @@
  * crash isolation, progress on stderr, results written by the parent only. */
 #include "runner.h"
 
+#include "isolate.h"
 #include "place.h"
 #include "store/store.h"
 #include "core/clock.h"
@@ -284,6 +285,7 @@ static void runner_child(const plan *p, int run, int fd, int out_fd, pid_t paren
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent)
         _exit(3);
+    isolate_worker(parent);
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
     signal(SIGPIPE, SIG_DFL);
