@@ -27,6 +27,10 @@ typedef struct cfg_plugin_list {
     int n;
 } cfg_plugin_list;
 
+/* The largest memory_limit, GB (a petabyte: beyond any machine, short of overflowing a limit in
+ * bytes). */
+#define CONFIG_MAX_MEMORY_GB 1e6
+
 typedef struct experiment {
     char *file; /* the config's path as given */
     char *name;
@@ -40,10 +44,12 @@ typedef struct experiment {
     char **clusters;
     int n_clusters;
     cfg_plugin_list simulators, placers, embeddings, traversals;
-    int episodes;        /* budget of learned placers, 0 = plugin default */
-    long long sim_calls; /* budget of search placers, 0 = plugin default */
-    double timeout_s;    /* per-run wall-time limit, 0 = none */
-    char **plugin_path;  /* extra plugin folders */
+    int episodes;           /* budget of learned placers, 0 = plugin default */
+    long long sim_calls;    /* budget of search placers, 0 = plugin default */
+    double timeout_s;       /* per-run wall-time limit, 0 = none */
+    double memory_limit_gb; /* memory of one worker, GB; 0 = none, -1 = not given (the runner's
+                               default, from the machine's memory and -j) */
+    char **plugin_path;     /* extra plugin folders */
     int n_plugin_path;
     char *results;     /* results file path */
     char *config_json; /* the evaluated experiment as canonical JSON (recorded in the store) */
@@ -54,7 +60,7 @@ typedef struct experiment {
      * every field: a field that is not written in the config's own text, e.g. a default, an
      * include or a computed key, reports this line). */
     int line_name, line_seed, line_repeats, line_episodes, line_sim_calls, line_timeout,
-        line_plugin_path, line_results, line_experiment;
+        line_plugin_path, line_results, line_experiment, line_memory_limit;
 } experiment;
 
 /*
@@ -65,7 +71,9 @@ typedef struct experiment {
  *   default 1), datasets (string or list; required), devices (integer >= 1 or list; required),
  *   cluster (string or list; default "placeto-k80"), simulator (plugin reference(s); default
  *   "placeto"), placer (required), embedding and traversal (optional), episodes and sim_calls
- *   (integers >= 0, 0 = plugin default), timeout (seconds >= 0, 0 = none), plugin_path (string or
+ *   (integers >= 0, 0 = plugin default), timeout (seconds >= 0, 0 = none), memory_limit (GB per
+ *   worker, 0 < n <= CONFIG_MAX_MEMORY_GB, or 0 = none; default from the machine's memory and -j,
+ *   see runner.h), plugin_path (string or
  *   list; relative folders are relative to the config's folder), results (default
  *   "results/<name>.db", relative to the working directory), profiles (name -> table of fields
  *   that override the top-level ones when that profile is selected).  Other keys are errors.

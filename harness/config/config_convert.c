@@ -14,10 +14,10 @@
 #define CONFIG_MAX_DEVICES 65536
 #define CONFIG_MAX_REPEATS 1000000
 
-static const char *const config_fields[] = {"name",      "seed",        "repeats",   "datasets",
-                                            "devices",   "cluster",     "simulator", "placer",
-                                            "embedding", "traversal",   "episodes",  "sim_calls",
-                                            "timeout",   "plugin_path", "results",   "profiles"};
+static const char *const config_fields[] = {
+    "name",      "seed",        "repeats",   "datasets",  "devices",     "cluster",
+    "simulator", "placer",      "embedding", "traversal", "episodes",    "sim_calls",
+    "timeout",   "plugin_path", "results",   "profiles",  "memory_limit"};
 #define CONFIG_N_FIELDS ((int)(sizeof config_fields / sizeof config_fields[0]))
 
 /* Every key of the table at idx must be a known field (a profile may not hold profiles). */
@@ -47,7 +47,7 @@ static int config_check_fields(lua_State *L, config_ctx *c, int idx, scan_range 
         return config_fail(c, line,
                            "unknown field '%s' (fields: name, seed, repeats, datasets, devices, "
                            "cluster, simulator, placer, embedding, traversal, episodes, sim_calls, "
-                           "timeout, plugin_path, results, profiles)",
+                           "timeout, memory_limit, plugin_path, results, profiles)",
                            k);
     }
     return PB_OK;
@@ -183,7 +183,9 @@ static int config_convert_scalars(lua_State *L, config_ctx *c, experiment *x)
     x->episodes = (int)v;
     if (config_get_integer(L, c, "sim_calls", 0, LLONG_MAX, 0, &x->sim_calls, &x->line_sim_calls))
         return PB_ERR;
-    return config_get_seconds(L, c, "timeout", &x->timeout_s, &x->line_timeout);
+    if (config_get_seconds(L, c, "timeout", &x->timeout_s, &x->line_timeout))
+        return PB_ERR;
+    return config_get_memory_limit(L, c, &x->memory_limit_gb, &x->line_memory_limit);
 }
 
 /* plugin_path entries are relative to the config's folder. */

@@ -159,6 +159,27 @@ int config_get_seconds(lua_State *L, config_ctx *c, const char *name, double *ou
     return PB_OK;
 }
 
+/* memory_limit: GB per worker, 0 (none) or in (0, CONFIG_MAX_MEMORY_GB]; -1 when absent. */
+int config_get_memory_limit(lua_State *L, config_ctx *c, double *out, int *line)
+{
+    int t = config_get_field(L, c, "memory_limit", line);
+    if (t == LUA_TNIL) {
+        *out = -1;
+    } else if (t != LUA_TNUMBER) {
+        return config_fail(c, *line, "field 'memory_limit' must be a number of GB (got %s)",
+                           luaL_typename(L, -1));
+    } else {
+        *out = lua_tonumber(L, -1);
+        if (!(*out >= 0 && *out <= CONFIG_MAX_MEMORY_GB))
+            return config_fail(c, *line,
+                               "field 'memory_limit' must be a number of GB from 0 (no limit) to "
+                               "%g",
+                               CONFIG_MAX_MEMORY_GB);
+    }
+    lua_pop(L, 1);
+    return PB_OK;
+}
+
 /* A string or a list of strings; `def` (may be NULL) when absent. */
 int config_get_strings(lua_State *L, config_ctx *c, const char *name, const char *def, char ***out,
                        int *n, int *line)

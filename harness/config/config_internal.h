@@ -165,6 +165,8 @@ int config_get_integer(lua_State *L, config_ctx *c, const char *name, long long 
                        long long def, long long *out, int *line);
 /* A number of seconds >= 0 (timeout). */
 int config_get_seconds(lua_State *L, config_ctx *c, const char *name, double *out, int *line);
+/* memory_limit: GB per worker, 0 (none) or in (0, CONFIG_MAX_MEMORY_GB]; -1 when absent. */
+int config_get_memory_limit(lua_State *L, config_ctx *c, double *out, int *line);
 /* A string or a list of strings; `def` (may be NULL) when absent. */
 int config_get_strings(lua_State *L, config_ctx *c, const char *name, const char *def, char ***out,
                        int *n, int *line);

@@ -1,7 +1,13 @@
-/* isolate.c — a seccomp filter that keeps a worker's plugins from signalling the harness. */
+/* isolate.c — fencing a worker off: a seccomp filter that keeps its plugins from signalling the
+ * harness, and a memory limit whose exhaustion is reported. */
+#define _XOPEN_SOURCE 700 /* sigaltstack, SA_ONSTACK */
 #include "isolate.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/resource.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -63,4 +69,73 @@ int isolate_worker(pid_t parent)
         return -1;
     return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fprog) == 0 ? 0 : -1;
 #endif
+}
+
+/* The memory limit of this worker process, read by its signal handlers (which cannot be handed a
+ * context): process state, set once after fork, never shared between workers. */
+static struct {
+    unsigned long long limit; /* RLIMIT_AS set, bytes */
+    unsigned long long near;  /* an address space above this is "close to the limit" */
+    int fd;
+    char line[64];
+    size_t len;
+} isolate_memory = {0, 0, -1, "", 0};
+
+/* The address space of this process in bytes from /proc/self/statm (async-signal-safe); 0 when
+ * it cannot be read. */
+static unsigned long long isolate_address_space(void)
+{
+    char buf[64];
+    int fd = open("/proc/self/statm", O_RDONLY);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    unsigned long long pages = 0;
+    for (ssize_t i = 0; i < n && buf[i] >= '0' && buf[i] <= '9'; i++)
+        pages = pages * 10 + (unsigned long long)(buf[i] - '0');
+    return pages * (unsigned long long)sysconf(_SC_PAGESIZE);
+}
+
+int isolate_memory_exhausted(void)
+{
+    return isolate_memory.limit > 0 && isolate_address_space() > isolate_memory.near;
+}
+
+static void isolate_on_fatal(int sig)
+{
+    if (isolate_memory_exhausted() && isolate_memory.fd >= 0) {
+        ssize_t w = write(isolate_memory.fd, isolate_memory.line, isolate_memory.len);
+        (void)w;
+    }
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+int isolate_limit_memory(unsigned long long bytes, int fd, const char *line)
+{
+    unsigned long long now = isolate_address_space();
+    if (now == 0 || bytes == 0)
+        return -1;
+    unsigned long long margin = bytes / 4 > (128ull << 20) ? bytes / 4 : 128ull << 20;
+    isolate_memory.limit = now + bytes;
+    isolate_memory.near = isolate_memory.limit > margin ? isolate_memory.limit - margin : 0;
+    isolate_memory.fd = fd;
+    isolate_memory.len =
+        strlen(line) < sizeof isolate_memory.line ? strlen(line) : sizeof isolate_memory.line - 1;
+    memcpy(isolate_memory.line, line, isolate_memory.len);
+    /* The handlers run on a stack of their own: the normal one may be what ran out. */
+    static char alt[1 << 16];
+    stack_t st = {.ss_sp = alt, .ss_size = sizeof alt, .ss_flags = 0};
+    sigaltstack(&st, NULL);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = isolate_on_fatal;
+    sa.sa_flags = SA_ONSTACK | SA_RESETHAND | SA_NODEFER;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGSEGV, &sa, NULL);
+    sigaction(SIGBUS, &sa, NULL);
+    sigaction(SIGABRT, &sa, NULL);
+    struct rlimit rl = {isolate_memory.limit, isolate_memory.limit};
+    return setrlimit(RLIMIT_AS, &rl) == 0 ? 0 : -1;
 }

@@ -14,4 +14,16 @@
  */
 int isolate_worker(pid_t parent);
 
+/*
+ * Called in a worker: limits the address space it may add to what it has now to `bytes`
+ * (RLIMIT_AS, soft and hard), and installs handlers of SIGSEGV, SIGBUS and SIGABRT that write
+ * `line` on `fd` when the worker dies close to that limit (a runaway allocation whose failure was
+ * not checked), before it dies of the signal.  Returns 0, or -1 when the limit cannot be set.
+ */
+int isolate_limit_memory(unsigned long long bytes, int fd, const char *line);
+
+/* Non-zero when this worker's address space is close to its limit (within a quarter of it, at
+ * least 128 MB), so that a failure now is most likely for want of memory. */
+int isolate_memory_exhausted(void);
+
 #endif

@@ -27,6 +27,8 @@
  * counted. */
 #define RUNNER_LOG_LIMIT 65536
 
+#define RUNNER_GB 1073741824.0 /* memory limits are in GB of 2^30 bytes */
+
 /* ------------------------------------------------------------ worker side */
 
 /* Writes one protocol line; the parent ignores a line cut short by a crash. */
@@ -97,6 +99,8 @@ int runner_execute(const plan_run *r, int fd)
     place_result res = {0};
     pb_error err = {{0}};
     int status = place_run(&q, &res, &err) == PB_OK ? STORE_OK : STORE_FAILED;
+    if (status != STORE_OK && isolate_memory_exhausted())
+        runner_send(fd, "O");
     return runner_finish(fd, status, res.initial_us, res.best_us, res.sim_calls, res.wall_s,
                          status == STORE_OK ? NULL : err.msg);
 }
@@ -115,6 +119,7 @@ typedef struct runner_worker {
     store_curve_point *curve;
     int n_curve, cap_curve;
     int have_result, status;
+    int out_of_memory; /* the worker failed close to its memory limit */
     double initial, best, wall;
     long long calls;
     char error[520];
@@ -141,6 +146,8 @@ static void runner_worker_line(runner_worker *w, char *line)
         w->curve[w->n_curve++] = pt;
     } else if (line[0] == 'E' && line[1] == ' ') {
         snprintf(w->error, sizeof w->error, "%s", line + 2);
+    } else if (line[0] == 'O' && line[1] == '\0') {
+        w->out_of_memory = 1;
     } else if (line[0] == 'R') {
         if (sscanf(line, "R %d %lf %lf %lld %lf", &w->status, &w->initial, &w->best, &w->calls,
                    &w->wall) == 5)
@@ -218,7 +225,7 @@ static const char *runner_log_text(runner_worker *w)
     return w->log;
 }
 
-static void runner_describe_exit(runner_worker *w, int wstatus, double timeout)
+static void runner_describe_exit(runner_worker *w, int wstatus, double timeout, double memory_gb)
 {
     if (w->timed_out) {
         w->status = STORE_TIMEOUT;
@@ -232,6 +239,14 @@ static void runner_describe_exit(runner_worker *w, int wstatus, double timeout)
         w->status = STORE_CRASHED;
         snprintf(w->error, sizeof w->error, "crashed: worker exited with status %d and no result",
                  WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1);
+    }
+    if (w->out_of_memory && !w->timed_out && w->status != STORE_OK) {
+        char why[sizeof w->error];
+        memcpy(why, w->error, sizeof why);
+        int n = snprintf(w->error, sizeof w->error, "out of memory: limit %.6g GB (", memory_gb);
+        if (n > 0 && (size_t)n < sizeof w->error)
+            snprintf(w->error + n, sizeof w->error - (size_t)n, "%.*s)",
+                     (int)(sizeof w->error - (size_t)n - 2), why);
     }
 }
 
@@ -280,7 +295,7 @@ static int runner_store(store *st, const plan *p, runner_worker *w, pb_error *er
 }
 
 /* The worker: never returns.  Its stdout and stderr go to out_fd (the run's log). */
-static void runner_child(const plan *p, int run, int fd, int out_fd, pid_t parent)
+static void runner_child(const plan *p, int run, int fd, int out_fd, pid_t parent, double memory_gb)
 {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent)
@@ -293,6 +308,8 @@ static void runner_child(const plan *p, int run, int fd, int out_fd, pid_t paren
         _exit(4);
     close(out_fd);
     setvbuf(stdout, NULL, _IOLBF, 0); /* what was printed before a crash reaches the log */
+    if (memory_gb > 0)
+        isolate_limit_memory((unsigned long long)(memory_gb * RUNNER_GB), fd, "O\n");
     runner_execute(&p->runs[run], fd);
     fflush(NULL);
     close(fd);
@@ -300,7 +317,7 @@ static void runner_child(const plan *p, int run, int fd, int out_fd, pid_t paren
 }
 
 static int runner_spawn(const plan *p, int run, runner_worker *w, const runner_worker *all,
-                        int n_all, double timeout, pb_error *err)
+                        int n_all, double timeout, double memory_gb, pb_error *err)
 {
     int fds[2], out[2];
     if (pipe(fds) != 0)
@@ -330,7 +347,7 @@ static int runner_spawn(const plan *p, int run, runner_worker *w, const runner_w
                 if (all[i].out_fd >= 0)
                     close(all[i].out_fd);
             }
-        runner_child(p, run, fds[1], out[1], parent);
+        runner_child(p, run, fds[1], out[1], parent, memory_gb);
     }
     close(fds[1]);
     close(out[1]);
@@ -386,7 +403,7 @@ static void runner_print_progress(runner_progress *pr, int force)
 }
 
 /* Finalises a worker whose pipe reached end of file: reap, classify, store. */
-static int runner_reap(store *st, const plan *p, runner_worker *w, double timeout,
+static int runner_reap(store *st, const plan *p, runner_worker *w, double timeout, double memory_gb,
                        runner_progress *pr, pb_error *err)
 {
     int wstatus = 0;
@@ -398,7 +415,7 @@ static int runner_reap(store *st, const plan *p, runner_worker *w, double timeou
     if (w->out_fd >= 0)
         close(w->out_fd);
     w->out_fd = -1;
-    runner_describe_exit(w, wstatus, timeout);
+    runner_describe_exit(w, wstatus, timeout, memory_gb);
     int rc = runner_store(st, p, w, err);
     pr->done++;
     if (w->status == STORE_OK) {
@@ -489,6 +506,18 @@ static int runner_pick(const plan *p, int shards, const runner_opts *o, int *out
     return o->sample;
 }
 
+double runner_memory_limit_gb(double configured_gb, int jobs)
+{
+    if (configured_gb >= 0)
+        return configured_gb;
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page <= 0)
+        return 0;
+    double gb =
+        RUNNER_MEMORY_SHARE * (double)pages * (double)page / RUNNER_GB / (jobs > 0 ? jobs : 1);
+    return gb > RUNNER_MEMORY_MIN_GB ? gb : RUNNER_MEMORY_MIN_GB;
+}
+
 int runner_run(plan *p, const runner_opts *o, runner_summary *sum, pb_error *err)
 {
     memset(sum, 0, sizeof *sum);
@@ -519,6 +548,7 @@ int runner_run(plan *p, const runner_opts *o, runner_summary *sum, pb_error *err
         fprintf(stderr, "%d of %d runs already in the results file; %d to run\n", sum->skipped,
                 sum->in_shard, n_todo);
     signal(SIGPIPE, SIG_IGN);
+    double memory_gb = runner_memory_limit_gb(p->x->memory_limit_gb, jobs);
     int next = 0, active = 0, rc = PB_OK;
     struct pollfd *pfd = malloc((size_t)jobs * 2 * sizeof *pfd);
     int *slot = malloc((size_t)jobs * 2 * sizeof(int));
@@ -527,7 +557,7 @@ int runner_run(plan *p, const runner_opts *o, runner_summary *sum, pb_error *err
             if (ws[i].pid <= 0) {
                 double timeout =
                     o->timeout_s > 0 ? o->timeout_s : p->runs[todo[next]].spec->timeout_s;
-                rc = runner_spawn(p, todo[next], &ws[i], ws, jobs, timeout, err);
+                rc = runner_spawn(p, todo[next], &ws[i], ws, jobs, timeout, memory_gb, err);
                 next++;
                 active += rc == PB_OK;
             }
@@ -562,7 +592,7 @@ int runner_run(plan *p, const runner_opts *o, runner_summary *sum, pb_error *err
             if (runner_worker_read(w))
                 continue;
             double timeout = o->timeout_s > 0 ? o->timeout_s : p->runs[w->run].spec->timeout_s;
-            rc = runner_reap(st, p, w, timeout, &pr, err);
+            rc = runner_reap(st, p, w, timeout, memory_gb, &pr, err);
             active--;
         }
     }

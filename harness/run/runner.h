@@ -25,6 +25,16 @@ typedef struct runner_summary {
     double wall_s;
 } runner_summary;
 
+/* Without memory_limit in the config, -j N workers share this part of the machine's memory
+ * equally, but each gets at least RUNNER_MEMORY_MIN_GB. */
+#define RUNNER_MEMORY_SHARE 0.8
+#define RUNNER_MEMORY_MIN_GB 1.0
+
+/* The memory limit of one worker in GB (0: none): `configured_gb` when it is >= 0 (the config's
+ * memory_limit), else RUNNER_MEMORY_SHARE of the machine's memory divided by `jobs`.  A run that
+ * fails close to its limit is stored with the error "out of memory: limit N GB (...)". */
+double runner_memory_limit_gb(double configured_gb, int jobs);
+
 /* Runs every run of the shard that the results file does not hold yet.  Returns PB_ERR only for
  * errors of the harness itself (results file unusable); failed runs are stored, not returned. */
 int runner_run(plan *p, const runner_opts *o, runner_summary *sum, pb_error *err);
