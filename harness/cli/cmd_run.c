@@ -139,10 +139,13 @@ int cmd_run(int argc, char **argv)
         fprintf(stderr, "placebench: %s\n", err.msg);
         return 1;
     }
+    char elsewhere[96];
+    snprintf(elsewhere, sizeof elsewhere, "; %d being run by another process", sum.elsewhere);
     if (o.progress)
         fprintf(stderr,
-                "done: %d runs in this shard, %d already stored, %d ok, %d failed, %.1f s\n",
-                sum.in_shard, sum.skipped, sum.ok, sum.failed, sum.wall_s);
+                "done: %d runs in this shard, %d already stored, %d ok, %d failed, %.1f s%s\n",
+                sum.in_shard, sum.skipped, sum.ok, sum.failed, sum.wall_s,
+                sum.elsewhere ? elsewhere : "");
     if (o.sample > 0)
         run_print_extrapolation(&o, &sum);
     return 0;

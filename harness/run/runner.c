@@ -518,6 +518,35 @@ double runner_memory_limit_gb(double configured_gb, int jobs)
     return gb > RUNNER_MEMORY_MIN_GB ? gb : RUNNER_MEMORY_MIN_GB;
 }
 
+/* Claims the next run of todo[*next..] that no other process has: *run receives its index, or
+ * -1 when none is left.  Runs stored meanwhile are counted as skipped; runs claimed elsewhere go
+ * to `deferred` (on the final pass: counted as elsewhere). */
+static int runner_claim_next(store *st, const plan *p, const int *todo, int n_todo, int *next,
+                             int *deferred, int *n_deferred, int final_pass, runner_summary *sum,
+                             runner_progress *pr, int *run, pb_error *err)
+{
+    *run = -1;
+    while (*next < n_todo) {
+        int i = todo[(*next)++], outcome;
+        if (store_claim_run(st, p->runs[i].spec->run_id, &outcome, err))
+            return PB_ERR;
+        if (outcome == STORE_CLAIM_TAKEN) {
+            *run = i;
+            return PB_OK;
+        }
+        if (outcome == STORE_CLAIM_HELD && !final_pass) {
+            deferred[(*n_deferred)++] = i;
+            continue;
+        }
+        pr->total--;
+        if (outcome == STORE_CLAIM_STORED)
+            sum->skipped++;
+        else
+            sum->elsewhere++;
+    }
+    return PB_OK;
+}
+
 int runner_run(plan *p, const runner_opts *o, runner_summary *sum, pb_error *err)
 {
     memset(sum, 0, sizeof *sum);
@@ -526,10 +555,12 @@ int runner_run(plan *p, const runner_opts *o, runner_summary *sum, pb_error *err
         return PB_ERR;
     int shards = o->shard_count > 0 ? o->shard_count : 1;
     int *todo = malloc((size_t)(p->n_runs ? p->n_runs : 1) * sizeof(int)), n_todo = 0;
+    int *deferred = malloc((size_t)(p->n_runs ? p->n_runs : 1) * sizeof(int)), n_deferred = 0;
     int jobs = o->jobs > 0 ? o->jobs : 1;
     runner_worker *ws = calloc((size_t)jobs, sizeof *ws);
-    if (!todo || !ws) {
+    if (!todo || !deferred || !ws) {
         free(todo);
+        free(deferred);
         free(ws);
         store_close(st);
         return pb_errorf(err, "out of memory");
@@ -549,16 +580,28 @@ int runner_run(plan *p, const runner_opts *o, runner_summary *sum, pb_error *err
                 sum->in_shard, n_todo);
     signal(SIGPIPE, SIG_IGN);
     double memory_gb = runner_memory_limit_gb(p->x->memory_limit_gb, jobs);
-    int next = 0, active = 0, rc = PB_OK;
+    int next = 0, active = 0, rc = PB_OK, final_pass = 0;
     struct pollfd *pfd = malloc((size_t)jobs * 2 * sizeof *pfd);
     int *slot = malloc((size_t)jobs * 2 * sizeof(int));
-    while (rc == PB_OK && (next < n_todo || active > 0) && pfd && slot) {
+    while (rc == PB_OK && pfd && slot) {
+        if (next == n_todo && active == 0 && n_deferred > 0 && !final_pass) {
+            /* Runs another process had claimed: done by now, or free again if it died. */
+            memcpy(todo, deferred, (size_t)n_deferred * sizeof *todo);
+            n_todo = n_deferred;
+            n_deferred = next = 0;
+            final_pass = 1;
+        }
+        if (next == n_todo && active == 0)
+            break;
         for (int i = 0; i < jobs && next < n_todo && rc == PB_OK; i++)
             if (ws[i].pid <= 0) {
-                double timeout =
-                    o->timeout_s > 0 ? o->timeout_s : p->runs[todo[next]].spec->timeout_s;
-                rc = runner_spawn(p, todo[next], &ws[i], ws, jobs, timeout, memory_gb, err);
-                next++;
+                int run;
+                rc = runner_claim_next(st, p, todo, n_todo, &next, deferred, &n_deferred,
+                                       final_pass, sum, &pr, &run, err);
+                if (rc != PB_OK || run < 0)
+                    break;
+                double timeout = o->timeout_s > 0 ? o->timeout_s : p->runs[run].spec->timeout_s;
+                rc = runner_spawn(p, run, &ws[i], ws, jobs, timeout, memory_gb, err);
                 active += rc == PB_OK;
             }
         int np = 0;
@@ -612,9 +655,12 @@ int runner_run(plan *p, const runner_opts *o, runner_summary *sum, pb_error *err
     sum->ok = pr.ok;
     sum->failed = pr.failed;
     sum->wall_s = pb_clock_monotonic() - pr.t0;
+    pb_error ignored;
+    store_release_claims(st, &ignored);
     free(pfd);
     free(slot);
     free(todo);
+    free(deferred);
     free(ws);
     store_close(st);
     return rc;

@@ -19,7 +19,8 @@ typedef struct runner_opts {
 typedef struct runner_summary {
     int in_shard;  /* runs of this shard (of the sample, when sampling) */
     int shard_all; /* runs of this shard before sampling */
-    int skipped;   /* already in the results file */
+    int skipped;   /* already in the results file (or stored by another process meanwhile) */
+    int elsewhere; /* claimed by another live process sweeping the same file; not run here */
     int ok;
     int failed; /* failed, crashed or timed out */
     double wall_s;
@@ -35,7 +36,9 @@ typedef struct runner_summary {
  * fails close to its limit is stored with the error "out of memory: limit N GB (...)". */
 double runner_memory_limit_gb(double configured_gb, int jobs);
 
-/* Runs every run of the shard that the results file does not hold yet.  Returns PB_ERR only for
+/* Runs every run of the shard that the results file does not hold yet, claiming each in the
+ * file before starting it (store_claim_run): a run another live process has claimed is left to
+ * it, and looked at again once this process has nothing else to do.  Returns PB_ERR only for
  * errors of the harness itself (results file unusable); failed runs are stored, not returned. */
 int runner_run(plan *p, const runner_opts *o, runner_summary *sum, pb_error *err);
 

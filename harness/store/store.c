@@ -61,7 +61,7 @@ static const char store_schema_sql[] =
     "CREATE TABLE experiment(name TEXT NOT NULL, config_json TEXT, seed TEXT, created_at REAL);"
     "CREATE TABLE curve(run_id TEXT NOT NULL REFERENCES runs(run_id), episode INTEGER NOT NULL,"
     " episode_best_us REAL, best_so_far_us REAL, sim_calls INTEGER, wall_s REAL);"
-    "CREATE INDEX curve_run ON curve(run_id, episode);" STORE_LOG_TABLE_SQL;
+    "CREATE INDEX curve_run ON curve(run_id, episode);" STORE_LOG_TABLE_SQL STORE_CLAIM_TABLE_SQL;
 
 int store_sql_error(store *s, const char *what, pb_error *err)
 {
@@ -314,7 +314,10 @@ static int store_open_mode(const char *path, int create, int readonly, store **o
     if (rc == PB_OK)
         rc = store_check_schema(s, err);
     if (rc == PB_OK && n > 0 && !readonly)
-        rc = store_set_pragmas(s, err) || store_exec(s, STORE_LOG_TABLE_SQL, err) ? PB_ERR : PB_OK;
+        rc = store_set_pragmas(s, err) ||
+                     store_exec(s, STORE_LOG_TABLE_SQL STORE_CLAIM_TABLE_SQL, err)
+                 ? PB_ERR
+                 : PB_OK;
     if (rc != PB_OK) {
         store_close(s);
         return PB_ERR;
@@ -634,6 +637,8 @@ int store_put_run(store *s, const store_run *r, const store_curve_point *curve, 
     if (inserted && store_insert_curve(s, r->run_id, curve, n_curve, err))
         return store_rollback(s);
     if (inserted && r->log && *r->log && store_insert_log(s, r->run_id, r->log, err))
+        return store_rollback(s);
+    if (store_unclaim(s, r->run_id, err))
         return store_rollback(s);
     return store_exec(s, "COMMIT", err) ? store_rollback(s) : PB_OK;
 }

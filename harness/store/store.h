@@ -75,6 +75,27 @@ int store_put_run(store *s, const store_run *r, const store_curve_point *curve, 
  * checksum) between two files: refuse, keep the first file's row, or the last file's. */
 enum { STORE_PREFER_NONE = 0, STORE_PREFER_FIRST = 1, STORE_PREFER_LAST = 2 };
 
+/* What store_claim_run found. */
+enum {
+    STORE_CLAIM_TAKEN = 0,  /* the run is this process's to compute */
+    STORE_CLAIM_STORED = 1, /* already stored: nothing to do */
+    STORE_CLAIM_HELD = 2    /* claimed by another process that is still alive */
+};
+
+/*
+ * Claims run_id for this process before it is computed, so that several processes sweeping one
+ * results file (two `run` commands, shards writing to one file) compute each run once.  A claim
+ * expires when its process is gone: the claim records the host name, the boot id
+ * (/proc/sys/kernel/random/boot_id), the pid and the pid's start time, and a claim made on this
+ * host by a process that no longer exists (or in an earlier boot) is taken over.  A claim made on
+ * another host (a file on a shared file system) is honoured until its run is stored.
+ * store_put_run removes the run's claim.  *outcome receives a STORE_CLAIM_* value.
+ */
+int store_claim_run(store *s, const char *run_id, int *outcome, pb_error *err);
+
+/* Removes every claim this process holds (runs it claimed but did not store). */
+int store_release_claims(store *s, pb_error *err);
+
 /* Joins shard files into `out` (created if missing); runs already present are skipped.  Runs
  * whose rows conflict between the files (an existing out counts as the first) are an error naming
  * them and the files, with nothing written, unless `prefer` picks a side; then *resolved receives

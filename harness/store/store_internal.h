@@ -16,6 +16,15 @@
     "CREATE TABLE IF NOT EXISTS log(run_id TEXT PRIMARY KEY NOT NULL REFERENCES runs(run_id),"     \
     " text TEXT NOT NULL);"
 
+/* Runs being computed: who claimed each (see store_claim_run); files written before it existed
+ * get it when opened for writing. */
+#define STORE_CLAIM_TABLE_SQL                                                                      \
+    "CREATE TABLE IF NOT EXISTS claim(run_id TEXT PRIMARY KEY NOT NULL, host TEXT NOT NULL,"       \
+    " boot_id TEXT NOT NULL, pid INTEGER NOT NULL, start_time INTEGER NOT NULL, claimed_at REAL);"
+
+/* Removes the claim of run_id (inside the caller's transaction).  (store_claim.c) */
+int store_unclaim(store *s, const char *run_id, pb_error *err);
+
 /* Non-zero when the file (schema "main", or an attached one) has the named table. */
 int store_has_table(store *s, const char *schema, const char *table);
 
