@@ -5,6 +5,7 @@
 #include "run/plan.h"
 #include "run/runner.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +63,21 @@ static void run_print_extrapolation(const runner_opts *o, const runner_summary *
            sum->shard_all, total, total / 3600, o->jobs);
 }
 
+/* A --timeout beyond this (a year) is a typo, not a limit. */
+#define RUN_MAX_TIMEOUT_S 31536000.0
+
+/* -j's value: a whole number 1..1024 and nothing else ("2x" and "1.5" are refused). */
+static int run_parse_jobs(const char *text, int *jobs)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (end == text || *end || errno || v < 1 || v > 1024)
+        return -1;
+    *jobs = (int)v;
+    return 0;
+}
+
 int cmd_run(int argc, char **argv)
 {
     runner_opts o = {.jobs = 1, .shard_count = 1, .progress = isatty(2) ? 2 : 1};
@@ -74,22 +90,24 @@ int cmd_run(int argc, char **argv)
             puts(run_usage);
             return 0;
         } else if (strcmp(a, "-j") == 0 && more) {
-            o.jobs = atoi(argv[++i]);
-            if (o.jobs < 1 || o.jobs > 1024)
-                return cli_error("-j %s: need 1..1024 worker processes", argv[i]);
+            if (run_parse_jobs(argv[++i], &o.jobs))
+                return cli_error("-j %s: need a whole number of worker processes, 1..1024",
+                                 argv[i]);
         } else if (strncmp(a, "-j", 2) == 0 && a[2]) {
-            o.jobs = atoi(a + 2);
-            if (o.jobs < 1 || o.jobs > 1024)
-                return cli_error("%s: need 1..1024 worker processes", a);
+            if (run_parse_jobs(a + 2, &o.jobs))
+                return cli_error("%s: need a whole number of worker processes, 1..1024", a);
         } else if (strcmp(a, "--shard") == 0 && more) {
             if (run_parse_shard(argv[++i], &o.shard_index, &o.shard_count))
                 return cli_error("--shard %s: expected i/N with 0 <= i < N", argv[i]);
         } else if (strcmp(a, "--profile") == 0 && more) {
             profile = argv[++i];
         } else if (strcmp(a, "--timeout") == 0 && more) {
-            o.timeout_s = atof(argv[++i]);
-            if (!(o.timeout_s > 0))
-                return cli_error("--timeout %s: need a positive number of seconds", argv[i]);
+            char *end;
+            o.timeout_s = strtod(argv[++i], &end);
+            if (end == argv[i] || *end || !(o.timeout_s > 0 && o.timeout_s <= RUN_MAX_TIMEOUT_S))
+                return cli_error("--timeout %s: need a number of seconds, more than 0 and at most "
+                                 "%g",
+                                 argv[i], RUN_MAX_TIMEOUT_S);
         } else if (strcmp(a, "--results") == 0 && more) {
             o.results = argv[++i];
         } else if (strcmp(a, "--sample") == 0 && more) {
@@ -107,7 +125,7 @@ int cmd_run(int argc, char **argv)
         } else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
             o.progress = 0;
         } else if (a[0] == '-') {
-            return cli_usage(run_usage);
+            return cli_error("run: unknown option '%s' (see 'placebench run --help')", a);
         } else if (!config) {
             config = a;
         } else {
@@ -129,9 +147,10 @@ int cmd_run(int argc, char **argv)
     const char *results = o.results ? o.results : p->x->results;
     if (o.sample > 0 && !sample_seed_set)
         o.sample_seed = p->x->seed;
-    if (o.progress)
-        fprintf(stderr, "experiment '%s': %d runs%s, results in %s\n", p->x->name, p->n_runs,
-                o.shard_count > 1 ? " (before sharding)" : "", results);
+    char banner[4600];
+    snprintf(banner, sizeof banner, "experiment '%s': %d runs%s, results in %s", p->x->name,
+             p->n_runs, o.shard_count > 1 ? " (before sharding)" : "", results);
+    o.banner = banner; /* once the results file is open: an unusable one is the only line */
     runner_summary sum;
     int rc = runner_run(p, &o, &sum, &err);
     plan_free(p);

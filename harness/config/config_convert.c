@@ -247,6 +247,53 @@ static int config_convert_fields(lua_State *L, config_ctx *c, experiment *x)
     return PB_OK;
 }
 
+/* Tables nest this deep at most in a config (profiles > field > plugin list > reference > option
+ * list); deeper (or cyclic) tables are not looked into. */
+#define CONFIG_MAX_DEPTH 8
+
+/* Non-zero when the value at idx is a string holding a NUL byte, which C would cut short. */
+static int config_convert_has_nul(lua_State *L, int idx)
+{
+    size_t len;
+    const char *s = lua_type(L, idx) == LUA_TSTRING ? lua_tolstring(L, idx, &len) : NULL;
+    return s && strlen(s) != len;
+}
+
+/* Whether the table at idx holds, at any depth, a key or value string with a NUL byte. */
+static int config_convert_table_has_nul(lua_State *L, int idx, int depth)
+{
+    if (depth > CONFIG_MAX_DEPTH)
+        return 0;
+    int found = 0;
+    lua_pushnil(L);
+    while (!found && lua_next(L, idx)) {
+        found = config_convert_has_nul(L, -2) || config_convert_has_nul(L, -1) ||
+                (lua_type(L, -1) == LUA_TTABLE &&
+                 config_convert_table_has_nul(L, lua_gettop(L), depth + 1));
+        lua_pop(L, 1);
+    }
+    if (found)
+        lua_pop(L, 1); /* the key lua_next left */
+    return found;
+}
+
+/* No string of the experiment (stack: idx) may hold a NUL byte: the error names the field. */
+static int config_convert_check_nul(lua_State *L, config_ctx *c, int idx)
+{
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {
+        const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "?";
+        if (config_convert_has_nul(L, -1) ||
+            (lua_type(L, -1) == LUA_TTABLE && config_convert_table_has_nul(L, lua_gettop(L), 1)))
+            return config_fail(c, config_line_in(c, c->exp_range, k, c->exp_line),
+                               "field '%s' holds a string with a NUL byte (\\0), which would "
+                               "cut it short",
+                               k);
+        lua_pop(L, 1);
+    }
+    return PB_OK;
+}
+
 /* Protected: converts the returned experiment (stack: 1) into c->x. */
 int config_convert_experiment(lua_State *L)
 {
@@ -254,7 +301,8 @@ int config_convert_experiment(lua_State *L)
     lua_settop(L, 1);
     if (config_find_experiment(L, c) ||
         config_check_fields(L, c, 1, c->exp_range, c->exp_line, NULL) ||
-        config_select_profile(L, c) || config_convert_fields(L, c, c->x))
+        config_convert_check_nul(L, c, 1) || config_select_profile(L, c) ||
+        config_convert_fields(L, c, c->x))
         c->failed = 1;
     return 0;
 }

@@ -33,6 +33,18 @@ static int nodelink_is_nonfinite(json_t *v)
     return strcmp(s, "NaN") == 0 || strcmp(s, "Infinity") == 0 || strcmp(s, "-Infinity") == 0;
 }
 
+/* The upper bound of a node's numeric field. */
+static double nodelink_max(const char *key)
+{
+    if (strcmp(key, "cost") == 0)
+        return NODELINK_MAX_COST_US;
+    if (strcmp(key, "flops") == 0)
+        return NODELINK_MAX_FLOPS;
+    if (strcmp(key, "colocation") == 0)
+        return INT_MAX;
+    return NODELINK_MAX_BYTES;
+}
+
 static int nodelink_number(json_t *node, const char *key, double *out, const char *label,
                            const char *id, pb_error *err)
 {
@@ -48,6 +60,9 @@ static int nodelink_number(json_t *node, const char *key, double *out, const cha
     if (!isfinite(*out) || *out < 0)
         return pb_errorf(err, "%s: node '%s': field '%s' is %g (must be finite and >= 0)", label,
                          id, key, *out);
+    if (*out > nodelink_max(key))
+        return pb_errorf(err, "%s: node '%s': field '%s' is %g, above the bound of %g", label, id,
+                         key, *out, nodelink_max(key));
     return PB_OK;
 }
 
@@ -88,6 +103,11 @@ static int nodelink_node(graph_builder *b, json_t *node, size_t index, const cha
                 return pb_errorf(
                     err, "%s: node '%s': out_sizes[%d] is %s (must be finite and >= 0)", label, id,
                     p, nodelink_is_nonfinite(s) ? json_string_value(s) : "not a size");
+            }
+            if (d > NODELINK_MAX_BYTES) {
+                free(ports);
+                return pb_errorf(err, "%s: node '%s': out_sizes[%d] is %g, above the bound of %g",
+                                 label, id, p, d, NODELINK_MAX_BYTES);
             }
             ports[p] = d;
         }
@@ -148,8 +168,9 @@ static int nodelink_from_json(json_t *root, const char *label, pb_graph **out, p
     json_t *links = json_object_get(root, "links");
     if (!links)
         links = json_object_get(root, "edges");
-    if (!json_is_array(nodes) || (links && !json_is_array(links)))
-        return pb_errorf(err, "%s: needs a 'nodes' array and a 'links' (or 'edges') array", label);
+    if (!json_is_array(nodes) || !json_is_array(links))
+        return pb_errorf(err, "%s: needs a 'nodes' array and a 'links' (or 'edges') array%s", label,
+                         json_is_array(nodes) && !links ? " (it has no 'links' key)" : "");
     json_t *directed = json_object_get(root, "directed");
     if (directed && json_is_false(directed))
         return pb_errorf(err, "%s: graph is undirected ('directed': false); a DAG is required",

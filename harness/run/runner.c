@@ -553,6 +553,8 @@ int runner_run(plan *p, const runner_opts *o, runner_summary *sum, pb_error *err
     store *st;
     if (runner_open_store(p, o, &st, err))
         return PB_ERR;
+    if (o->progress && o->banner)
+        fprintf(stderr, "%s\n", o->banner);
     int shards = o->shard_count > 0 ? o->shard_count : 1;
     int *todo = malloc((size_t)(p->n_runs ? p->n_runs : 1) * sizeof(int)), n_todo = 0;
     int *deferred = malloc((size_t)(p->n_runs ? p->n_runs : 1) * sizeof(int)), n_deferred = 0;

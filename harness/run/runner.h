@@ -14,6 +14,7 @@ typedef struct runner_opts {
     int progress;        /* 0 quiet, 1 plain lines, 2 a refreshing terminal line */
     int sample;          /* > 0: run only this many of the shard's runs, drawn at random */
     unsigned long long sample_seed; /* the draw's seed */
+    const char *banner; /* with progress: printed on stderr once the results file is open */
 } runner_opts;
 
 typedef struct runner_summary {

@@ -190,12 +190,18 @@ static void test_nodelink_errors(void **state)
     } cases[] = {
         {"{\"nodes\": [{\"id\": \"a\"}], \"links\": [{\"source\": \"a\", \"target\": \"b\"}]}",
          "f.json: link #0 'a' -> 'b' is dangling: no node 'b'"},
-        {"{\"nodes\": [{\"id\": \"a\", \"cost\": -3}]}", "f.json: node 'a': field 'cost'"},
-        {"{\"nodes\": [{\"id\": \"a\", \"out_sizes\": [1, -2]}]}", "node 'a': out_sizes[1]"},
-        {"{\"nodes\": [{\"id\": \"a\"}, {\"id\": \"a\"}]}", "duplicate node id 'a'"},
-        {"{\"nodes\": [{\"cost\": 1}]}", "node #0 has no string or integer 'id'"},
+        {"{\"nodes\": [{\"id\": \"a\", \"cost\": -3}], \"links\": []}",
+         "f.json: node 'a': field 'cost'"},
+        {"{\"nodes\": [{\"id\": \"a\", \"out_sizes\": [1, -2]}], \"links\": []}",
+         "node 'a': out_sizes[1]"},
+        {"{\"nodes\": [{\"id\": \"a\"}, {\"id\": \"a\"}], \"links\": []}", "duplicate node id 'a'"},
+        {"{\"nodes\": [{\"cost\": 1}], \"links\": []}", "node #0 has no string or integer 'id'"},
         {"{\"nodes\": [}", "f.json:1:"},
-        {"{\"directed\": false, \"nodes\": []}", "undirected"},
+        {"{\"directed\": false, \"nodes\": [], \"links\": []}", "undirected"},
+        {"{\"nodes\": [{\"id\": \"a\"}]}", "no 'links' key"},
+        {"{\"nodes\": [{\"id\": \"a\", \"cost\": 1e308}], \"links\": []}", "above the bound"},
+        {"{\"nodes\": [{\"id\": \"a\", \"out_sizes\": [1e300]}], \"links\": []}",
+         "out_sizes[0] is 1e+300, above the bound"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         assert_int_equal(nodelink_parse(cases[i].json, "f.json", &g, &err), PB_ERR);

@@ -1,0 +1,9 @@
+-- expect: episodes
+return experiment {
+  name = "bad",
+  datasets = { "graphs/diamond.json" },
+  devices = 2,
+  simulator = "fake",
+  placer = "single-device",
+  episodes = -3,
+}

@@ -1,0 +1,2 @@
+-- expect: boom
+error("boom")

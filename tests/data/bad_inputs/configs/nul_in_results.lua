@@ -1,0 +1,6 @@
+-- expect: NUL
+return experiment {
+  name = "bad", datasets = { "graphs/diamond.json" }, devices = 2,
+  simulator = "fake", placer = "single-device",
+  results = "results/x\0.db",
+}

@@ -1,0 +1,9 @@
+-- expect: NUL
+return experiment {
+  name = "bad",
+  datasets = { "graphs/diamond.json" },
+  devices = 2,
+  simulator = "fake",
+  placer = "single-device",
+  traversal = "to\0po",
+}

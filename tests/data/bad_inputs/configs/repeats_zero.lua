@@ -1,0 +1,9 @@
+-- expect: repeats
+return experiment {
+  name = "bad",
+  datasets = { "graphs/diamond.json" },
+  devices = 2,
+  simulator = "fake",
+  placer = "single-device",
+  repeats = 0,
+}

@@ -1,0 +1,2 @@
+-- expect: experiment
+return 42
