@@ -28,8 +28,10 @@
 
 #define ISOLATE_DENY (SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA))
 
-/* The low 32 bits of the first argument (a pid_t; both architectures are little-endian). */
+/* The low 32 bits of the first and second arguments (a pid_t; both architectures are
+ * little-endian). */
 #define ISOLATE_ARG0 ((unsigned)offsetof(struct seccomp_data, args[0]))
+#define ISOLATE_ARG1 ((unsigned)offsetof(struct seccomp_data, args[1]))
 
 int isolate_worker(pid_t parent)
 {
@@ -46,18 +48,22 @@ int isolate_worker(pid_t parent)
         BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ISOLATE_ARCH, 1, 0),
         BPF_STMT(BPF_RET | BPF_K, ISOLATE_DENY), /* another ABI (32-bit): no way around */
         BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-        BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000, 14, 0), /* x32 numbers */
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_ptrace, 13, 0),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_process_vm_writev, 12, 0),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_kill, 6, 0),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_rt_sigqueueinfo, 5, 0),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_tkill, 4, 0),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_tgkill, 3, 0),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_rt_tgsigqueueinfo, 2, 0),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_pidfd_open, 1, 0),
+        BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000, 16, 0), /* x32 numbers */
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_ptrace, 8, 0),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_kill, 9, 0),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_rt_sigqueueinfo, 8, 0),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_tkill, 7, 0),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_tgkill, 6, 0),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_rt_tgsigqueueinfo, 5, 0),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_pidfd_open, 4, 0),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_process_vm_writev, 3, 0),
         BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-        /* the target: the parent, its process group, or every process (-1) */
+        /* ptrace's target is its second argument (LeakSanitizer traces the worker's own
+         * threads, which stays allowed); the others' their first */
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ISOLATE_ARG1),
+        BPF_STMT(BPF_JMP | BPF_JA | BPF_K, 1),
         BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ISOLATE_ARG0),
+        /* the target: the parent, its process group, or every process (-1) */
         BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ppid, 3, 0),
         BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, pgrp, 2, 0),
         BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)-1, 1, 0),
