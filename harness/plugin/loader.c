@@ -4,6 +4,7 @@
 #include <stddef.h>
 
 #include "core/array.h"
+#include "core/clock.h"
 #include "core/fileio.h"
 #include "options.h"
 
@@ -393,9 +394,7 @@ static void loader_probe_child(loader *l, const char *path, int fd)
 
 static double loader_now_ms(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+    return pb_clock_monotonic() * 1e3;
 }
 
 /* Reads the probe's answer into buf until end of file or the time limit; returns 0 when it

@@ -1,6 +1,8 @@
 /* store_claim.c — claims on runs being computed, expiring with the process that made them. */
 #include "store_internal.h"
 
+#include "core/clock.h"
+
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -110,14 +112,12 @@ static int store_claim_write(store *s, const store_owner *me, const char *run_id
                       "claimed_at) VALUES(?, ?, ?, ?, ?, ?)",
                       &st, err))
         return PB_ERR;
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
     sqlite3_bind_text(st, 1, run_id, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, me->host, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 3, me->boot_id, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 4, me->pid);
     sqlite3_bind_int64(st, 5, me->start_time);
-    sqlite3_bind_double(st, 6, (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9);
+    sqlite3_bind_double(st, 6, pb_clock_seconds(CLOCK_REALTIME));
     int rc = sqlite3_step(st);
     sqlite3_finalize(st);
     return rc == SQLITE_DONE ? PB_OK : store_sql_error(s, "writing a claim", err);
