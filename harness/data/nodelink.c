@@ -66,6 +66,74 @@ static int nodelink_number(json_t *node, const char *key, double *out, const cha
     return PB_OK;
 }
 
+/* Words of the "role" and "split" attributes, indexed by pb_node_role and pb_split_class. */
+static const char *const nodelink_roles[] = {"op", "parameter", "gradient", "apply"};
+static const char *const nodelink_splits[] = {"", "batch", "sum", "none"};
+
+/* The index of string attribute `key` of node in words[0..n) (words[0] "" is not accepted);
+ * *out is left alone when the attribute is absent. */
+static int nodelink_word(json_t *node, const char *key, const char *const *words, int n, int *out,
+                         const char *label, const char *id, pb_error *err)
+{
+    json_t *v = json_object_get(node, key);
+    if (!v || json_is_null(v))
+        return PB_OK;
+    const char *s = json_is_string(v) ? json_string_value(v) : NULL;
+    for (int i = 0; s && i < n; i++)
+        if (words[i][0] && strcmp(s, words[i]) == 0) {
+            *out = i;
+            return PB_OK;
+        }
+    char known[128] = "";
+    for (int i = 0; i < n; i++)
+        if (words[i][0])
+            snprintf(known + strlen(known), sizeof known - strlen(known), "%s'%s'",
+                     known[0] ? ", " : "", words[i]);
+    return pb_errorf(err, "%s: node '%s': '%s' must be one of %s", label, id, key, known);
+}
+
+/* "replica_cost": {"2": 52, ...} (µs of one of n even replicas) into a's arrays (caller frees
+ * *ns and *us). */
+static int nodelink_replica_costs(json_t *node, graph_node_attrs *a, int **ns, double **us,
+                                  const char *label, const char *id, pb_error *err)
+{
+    *ns = NULL;
+    *us = NULL;
+    json_t *obj = json_object_get(node, "replica_cost");
+    if (!obj || json_is_null(obj))
+        return PB_OK;
+    if (!json_is_object(obj))
+        return pb_errorf(err, "%s: node '%s': 'replica_cost' must map replica counts to us", label,
+                         id);
+    size_t n = json_object_size(obj);
+    *ns = malloc((n ? n : 1) * sizeof(int));
+    *us = malloc((n ? n : 1) * sizeof(double));
+    if (!*ns || !*us)
+        return pb_errorf(err, "out of memory");
+    const char *key;
+    json_t *value;
+    int i = 0;
+    json_object_foreach(obj, key, value)
+    {
+        char *end;
+        errno = 0;
+        long k = strtol(key, &end, 10);
+        if (errno || !*key || *end || k < 1 || k > INT_MAX)
+            return pb_errorf(err, "%s: node '%s': replica_cost key '%s' is not a count >= 1", label,
+                             id, key);
+        double t = json_is_number(value) ? json_number_value(value) : NAN;
+        if (!isfinite(t) || t < 0)
+            return pb_errorf(err, "%s: node '%s': replica_cost['%s'] must be a number >= 0", label,
+                             id, key);
+        (*ns)[i] = (int)k;
+        (*us)[i++] = t;
+    }
+    a->n_replica_costs = i;
+    a->replica_cost_n = *ns;
+    a->replica_cost_us = *us;
+    return PB_OK;
+}
+
 static int nodelink_node(graph_builder *b, json_t *node, size_t index, const char *label,
                          pb_error *err)
 {
@@ -90,6 +158,16 @@ static int nodelink_node(graph_builder *b, json_t *node, size_t index, const cha
         return pb_errorf(err, "%s: node '%s': field 'colocation' is %g (must be an integer class)",
                          label, id, coloc);
     a.colocation = (int)coloc;
+    if (nodelink_word(node, "role", nodelink_roles, 4, &a.role, label, id, err) ||
+        nodelink_word(node, "split", nodelink_splits, 4, &a.split, label, id, err))
+        return PB_ERR;
+    int *cost_n;
+    double *cost_us;
+    if (nodelink_replica_costs(node, &a, &cost_n, &cost_us, label, id, err)) {
+        free(cost_n);
+        free(cost_us);
+        return PB_ERR;
+    }
     double *ports = NULL;
     json_t *sizes = json_object_get(node, "out_sizes");
     if (sizes && json_is_array(sizes)) {
@@ -100,6 +178,8 @@ static int nodelink_node(graph_builder *b, json_t *node, size_t index, const cha
             double d = json_is_number(s) ? json_number_value(s) : NAN;
             if (!isfinite(d) || d < 0) {
                 free(ports);
+                free(cost_n);
+                free(cost_us);
                 return pb_errorf(
                     err, "%s: node '%s': out_sizes[%d] is %s (must be finite and >= 0)", label, id,
                     p, nodelink_is_nonfinite(s) ? json_string_value(s) : "not a size");
@@ -122,6 +202,8 @@ static int nodelink_node(graph_builder *b, json_t *node, size_t index, const cha
     if (g && !json_is_null(g)) {
         if (nodelink_id(g, group, sizeof group)) {
             free(ports);
+            free(cost_n);
+            free(cost_us);
             return pb_errorf(err, "%s: node '%s': 'group' is not a string or integer", label, id);
         }
         a.group = group;
@@ -129,6 +211,8 @@ static int nodelink_node(graph_builder *b, json_t *node, size_t index, const cha
     pb_error inner;
     int rc = graph_add_node(b, id, &a, &inner);
     free(ports);
+    free(cost_n);
+    free(cost_us);
     if (rc < 0)
         return pb_errorf(err, "%s: %s", label, inner.msg);
     return PB_OK;
@@ -330,6 +414,19 @@ static json_t *nodelink_node_json(const pb_graph *g, int v)
         json_object_set_new(n, "group", json_string(g->grouped->node_name[g->group_of[v]]));
     if (g->colocation && g->colocation[v] >= 0)
         json_object_set_new(n, "colocation", json_integer(g->colocation[v]));
+    if (g->node_role && g->node_role[v] != PB_ROLE_OP)
+        json_object_set_new(n, "role", json_string(nodelink_roles[g->node_role[v]]));
+    if (g->node_split && g->node_split[v] != PB_SPLIT_UNSET)
+        json_object_set_new(n, "split", json_string(nodelink_splits[g->node_split[v]]));
+    if (g->replica_cost_start && g->replica_cost_start[v + 1] > g->replica_cost_start[v]) {
+        json_t *costs = json_object();
+        for (int i = g->replica_cost_start[v]; i < g->replica_cost_start[v + 1]; i++) {
+            char key[16];
+            snprintf(key, sizeof key, "%d", g->replica_cost_n[i]);
+            json_object_set_new(costs, key, json_real(g->replica_cost_us[i]));
+        }
+        json_object_set_new(n, "replica_cost", costs);
+    }
     return n;
 }
 

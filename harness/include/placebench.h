@@ -1,6 +1,6 @@
 /* placebench.h — the one public header: the plugin ABI and the host services a plugin may use;
- * it includes the layer headers placebench/nn.h (NN core) and placebench/placeto.h (progressive
- * placement helpers, traversal orders). */
+ * it includes the layer headers placebench/nn.h (NN core), placebench/placeto.h (progressive
+ * placement helpers, traversal orders) and placebench/compile.h (the strategy compiler). */
 #ifndef PLACEBENCH_H
 #define PLACEBENCH_H
 
@@ -27,7 +27,7 @@ extern "C" {
 #endif
 
 #define PB_ABI_MAJOR 1
-#define PB_ABI_MINOR 2
+#define PB_ABI_MINOR 3
 
 /*
  * ABI changelog (a minor version only adds; the harness still loads plugins of older minors):
@@ -41,6 +41,9 @@ extern "C" {
  *        (pb_option_def.offset, pb_plugin_desc.options_struct_size, pb_create_args.options;
  *        PB_PLUGIN_WITH_OPTIONS).  Plugins built for 1.0/1.1 get the 1.1 layouts of pb_problem and
  *        pb_strategy from the harness (harness/plugin/compat.c).  pb_clock_monotonic.
+ *   1.3  Replication annotations at the end of pb_graph (node_role, node_split, replica costs)
+ *        and batch shares at the end of pb_strategy (device_share), read by the strategy
+ *        compiler (placebench/compile.h).
  */
 #define PB_DESCRIPTOR_SYMBOL placebench_plugin
 #define PB_DESCRIPTOR_SYMBOL_NAME "placebench_plugin"
@@ -131,7 +134,33 @@ typedef struct pb_graph {
     /* Colocation classes (MSR data): nodes with equal colocation[v] >= 0 must share a device;
      * NULL when the graph has none. */
     const int *colocation;
+    /* Since 1.3: what replication needs to know (the strategy compiler, placebench/compile.h).
+     * NULL when the graph carries none of these annotations. */
+    const unsigned char *node_role;  /* [n_nodes] pb_node_role */
+    const unsigned char *node_split; /* [n_nodes] pb_split_class of the node's outputs */
+    /* Measured time of one of n even replicas (each given 1/n of the batch), as pairs
+     * (replica_cost_n[i], replica_cost_us[i]) for i in replica_cost_start[v] ..
+     * replica_cost_start[v+1]; NULL when no node has any (then a replica costs its share). */
+    const int *replica_cost_start; /* [n_nodes+1] */
+    const int *replica_cost_n;
+    const double *replica_cost_us;
 } pb_graph;
+
+/* The part an op plays in training, for replication (node attribute "role"). */
+typedef enum pb_node_role {
+    PB_ROLE_OP = 0,        /* any other op */
+    PB_ROLE_PARAMETER = 1, /* a variable: placed with the optimizer op that updates it */
+    PB_ROLE_GRADIENT = 2,  /* produces the gradient an optimizer op applies */
+    PB_ROLE_APPLY = 3      /* an optimizer op: reads one gradient, updates parameters */
+} pb_node_role;
+
+/* How an op's outputs behave when the op runs on a share of the batch (attribute "split"). */
+typedef enum pb_split_class {
+    PB_SPLIT_UNSET = 0, /* not annotated: the op cannot be replicated with a batch split */
+    PB_SPLIT_BATCH = 1, /* outputs carry the batch dimension: parts are joined by Concat */
+    PB_SPLIT_SUM = 2,   /* outputs are sums over the batch (weight gradients): parts are added */
+    PB_SPLIT_NONE = 3   /* outputs do not depend on the batch: every replica computes them whole */
+} pb_split_class;
 
 /* ---------------------------------------------------------------- clusters */
 
@@ -211,6 +240,10 @@ typedef struct pb_strategy {
      * with the same resource type; stage_count[s] resources of that type serve stage s. */
     int n_stages;
     int *stage_count; /* [n_nodes] capacity; first n_stages used */
+    /* Since 1.3, PB_STRATEGY_REPLICATED: the share of the batch each device of each group
+     * computes when a group splits the batch, parallel to group_devices (each > 0, summing to 1
+     * over a group); NULL = even shares. */
+    const double *device_share;
 } pb_strategy;
 
 /* ---------------------------------------------------------------- evaluations */
@@ -534,6 +567,7 @@ static inline void pb_strategy_placement(pb_strategy *s, int n_nodes, int *devic
     s->group_devices = NULL;
     s->n_stages = 0;
     s->stage_count = NULL;
+    s->device_share = NULL;
 }
 
 /* Device type i of c, read at the cluster's element size (type_size; the 1.1 size when 0). */
@@ -553,6 +587,7 @@ int pb_strategy_check(const pb_strategy *s, int n_nodes, const pb_cluster *c, pb
 #endif
 
 /* The layer headers (each includes this one). */
+#include "placebench/compile.h"
 #include "placebench/nn.h"
 #include "placebench/placeto.h"
 

@@ -20,6 +20,9 @@ typedef struct gb_node {
     double *port_bytes;
     int group; /* index into group names, -1 */
     int colocation;
+    int role, split, n_replica_costs;
+    int *replica_cost_n;
+    double *replica_cost_us;
 } gb_node;
 
 typedef struct gb_edge {
@@ -38,6 +41,8 @@ struct graph_builder {
     char **group_names;
     int n_groups, cap_groups;
     int has_colocation;
+    int has_annotations; /* some node has a role or split class */
+    int has_replica_costs;
 };
 
 /* The allocation behind a pb_graph: every array is owned here. */
@@ -49,6 +54,9 @@ typedef struct graph_owned {
     int *port_start, *edge_src, *edge_dst, *edge_port;
     int *succ_start, *succ, *succ_edge, *pred_start, *pred, *pred_edge;
     int *group_of, *colocation;
+    unsigned char *node_role, *node_split;
+    int *replica_cost_start, *replica_cost_n;
+    double *replica_cost_us;
     struct graph_owned *grouped_owned;
 } graph_owned;
 
@@ -72,6 +80,8 @@ void graph_builder_free(graph_builder *b)
         free(b->nodes[i].name);
         free(b->nodes[i].type);
         free(b->nodes[i].port_bytes);
+        free(b->nodes[i].replica_cost_n);
+        free(b->nodes[i].replica_cost_us);
     }
     for (int i = 0; i < b->n_groups; i++)
         free(b->group_names[i]);
@@ -111,6 +121,43 @@ static int graph_group_index(graph_builder *b, const char *group)
     return b->n_groups++;
 }
 
+/* Range checks of a node's replication annotations. */
+static int graph_check_annotations(const char *name, const graph_node_attrs *a, pb_error *err)
+{
+    if (a->role < PB_ROLE_OP || a->role > PB_ROLE_APPLY)
+        return pb_errorf(err, "node '%s': unknown role %d", name, a->role);
+    if (a->split < PB_SPLIT_UNSET || a->split > PB_SPLIT_NONE)
+        return pb_errorf(err, "node '%s': unknown split class %d", name, a->split);
+    for (int i = 0; i < a->n_replica_costs; i++) {
+        if (a->replica_cost_n[i] < 1)
+            return pb_errorf(err, "node '%s': replica cost for %d replicas (must be >= 1)", name,
+                             a->replica_cost_n[i]);
+        if (graph_check_number(name, "replica cost", a->replica_cost_us[i], err))
+            return PB_ERR;
+    }
+    return PB_OK;
+}
+
+/* Copies the replication annotations of a into n; -1 when out of memory. */
+static int graph_copy_annotations(graph_builder *b, gb_node *n, const graph_node_attrs *a)
+{
+    n->role = a->role;
+    n->split = a->split;
+    n->n_replica_costs = a->n_replica_costs;
+    b->has_annotations |= a->role != PB_ROLE_OP || a->split != PB_SPLIT_UNSET;
+    if (a->n_replica_costs == 0)
+        return 0;
+    b->has_replica_costs = 1;
+    n->replica_cost_n = malloc((size_t)a->n_replica_costs * sizeof(int));
+    n->replica_cost_us = malloc((size_t)a->n_replica_costs * sizeof(double));
+    if (!n->replica_cost_n || !n->replica_cost_us)
+        return -1;
+    memcpy(n->replica_cost_n, a->replica_cost_n, (size_t)a->n_replica_costs * sizeof(int));
+    for (int i = 0; i < a->n_replica_costs; i++)
+        n->replica_cost_us[i] = graph_positive_zero(a->replica_cost_us[i]);
+    return 0;
+}
+
 int graph_add_node(graph_builder *b, const char *name, const graph_node_attrs *a, pb_error *err)
 {
     if (!name || !*name)
@@ -122,7 +169,8 @@ int graph_add_node(graph_builder *b, const char *name, const graph_node_attrs *a
     if (graph_check_number(name, "cost", a->cost_us, err) ||
         graph_check_number(name, "flops", a->flops, err) ||
         graph_check_number(name, "bytes", a->bytes_accessed, err) ||
-        graph_check_number(name, "mem", a->param_bytes, err))
+        graph_check_number(name, "mem", a->param_bytes, err) ||
+        graph_check_annotations(name, a, err))
         return PB_ERR;
     for (int p = 0; p < a->n_ports; p++)
         if (graph_check_number(name, "output size", a->port_bytes[p], err))
@@ -148,10 +196,12 @@ int graph_add_node(graph_builder *b, const char *name, const graph_node_attrs *a
     if (a->group)
         n->group = graph_group_index(b, a->group);
     if (!n->name || !n->type || (a->n_ports > 0 && !n->port_bytes) || (a->group && n->group < 0) ||
-        strmap_put(&b->names, name, b->n_nodes)) {
+        graph_copy_annotations(b, n, a) || strmap_put(&b->names, name, b->n_nodes)) {
         free(n->name);
         free(n->type);
         free(n->port_bytes);
+        free(n->replica_cost_n);
+        free(n->replica_cost_us);
         return pb_errorf(err, "out of memory");
     }
     if (a->colocation >= 0)
@@ -226,6 +276,11 @@ static void graph_owned_free(graph_owned *o)
     free(o->pred_edge);
     free(o->group_of);
     free(o->colocation);
+    free(o->node_role);
+    free(o->node_split);
+    free(o->replica_cost_start);
+    free(o->replica_cost_n);
+    free(o->replica_cost_us);
     graph_owned_free(o->grouped_owned);
     free(o);
 }
@@ -322,6 +377,11 @@ static void graph_wire(graph_owned *o)
     g->pred_edge = o->pred_edge;
     g->group_of = o->group_of;
     g->colocation = o->colocation;
+    g->node_role = o->node_role;
+    g->node_split = o->node_split;
+    g->replica_cost_start = o->replica_cost_start;
+    g->replica_cost_n = o->replica_cost_n;
+    g->replica_cost_us = o->replica_cost_us;
     g->grouped = o->grouped_owned ? &o->grouped_owned->g : g;
 }
 
@@ -362,6 +422,16 @@ static void graph_checksum(graph_owned *o)
             h = strmap_fnv1a(h, &o->group_of[v], sizeof(int));
         if (o->colocation)
             h = strmap_fnv1a(h, &o->colocation[v], sizeof(int));
+        if (o->node_role) {
+            unsigned char ann[2] = {o->node_role[v], o->node_split[v]};
+            h = strmap_fnv1a(h, ann, sizeof ann);
+        }
+        if (o->replica_cost_start) {
+            int a = o->replica_cost_start[v], k = o->replica_cost_start[v + 1] - a;
+            h = strmap_fnv1a(h, &k, sizeof k);
+            h = strmap_fnv1a(h, &o->replica_cost_n[a], (size_t)k * sizeof(int));
+            h = strmap_fnv1a(h, &o->replica_cost_us[a], (size_t)k * sizeof(double));
+        }
     }
     for (int e = 0; e < g->n_edges; e++) {
         int t[3] = {o->edge_src[e], o->edge_dst[e], o->edge_port[e]};
@@ -370,6 +440,44 @@ static void graph_checksum(graph_owned *o)
     o->checksum = malloc(17);
     if (o->checksum)
         snprintf(o->checksum, 17, "%016llx", h);
+}
+
+/* The replication annotations of the builder's nodes, when any node has one; -1 when out of
+ * memory. */
+static int graph_build_annotations(const graph_builder *b, graph_owned *o)
+{
+    int n = b->n_nodes;
+    size_t nn = n ? (size_t)n : 1;
+    if (b->has_annotations) {
+        o->node_role = malloc(nn);
+        o->node_split = malloc(nn);
+        if (!o->node_role || !o->node_split)
+            return -1;
+        for (int v = 0; v < n; v++) {
+            o->node_role[v] = (unsigned char)b->nodes[v].role;
+            o->node_split[v] = (unsigned char)b->nodes[v].split;
+        }
+    }
+    if (!b->has_replica_costs)
+        return 0;
+    int total = 0;
+    for (int v = 0; v < n; v++)
+        total += b->nodes[v].n_replica_costs;
+    o->replica_cost_start = malloc((nn + 1) * sizeof(int));
+    o->replica_cost_n = malloc((size_t)total * sizeof(int));
+    o->replica_cost_us = malloc((size_t)total * sizeof(double));
+    if (!o->replica_cost_start || !o->replica_cost_n || !o->replica_cost_us)
+        return -1;
+    o->replica_cost_start[0] = 0;
+    for (int v = 0; v < n; v++) {
+        const gb_node *s = &b->nodes[v];
+        int at = o->replica_cost_start[v];
+        memcpy(o->replica_cost_n + at, s->replica_cost_n, (size_t)s->n_replica_costs * sizeof(int));
+        memcpy(o->replica_cost_us + at, s->replica_cost_us,
+               (size_t)s->n_replica_costs * sizeof(double));
+        o->replica_cost_start[v + 1] = at + s->n_replica_costs;
+    }
+    return 0;
 }
 
 /* The op-level graph of the builder: nodes, ports padded to the highest port read, edges. */
@@ -428,6 +536,8 @@ static int graph_build_ops(graph_builder *b, graph_owned *o, pb_error *err)
         for (int v = 0; v < n; v++)
             o->colocation[v] = b->nodes[v].colocation;
     }
+    if (graph_build_annotations(b, o))
+        return pb_errorf(err, "out of memory");
     graph_build_csr(o);
     return graph_check_acyclic(o, "graph", err);
 }

@@ -15,6 +15,13 @@ typedef struct graph_node_attrs {
     const double *port_bytes; /* [n_ports]; a port read by an edge beyond n_ports has 0 bytes */
     const char *group;        /* group name, NULL when the graph has no grouping */
     int colocation;           /* colocation class, -1 for none */
+    /* Replication annotations (pb_graph.node_role ...): unset are PB_ROLE_OP, PB_SPLIT_UNSET
+     * and no replica costs. */
+    int role;                      /* pb_node_role */
+    int split;                     /* pb_split_class */
+    int n_replica_costs;           /* pairs in replica_cost_n / replica_cost_us */
+    const int *replica_cost_n;     /* [n_replica_costs] replica counts, each >= 1 */
+    const double *replica_cost_us; /* [n_replica_costs] µs of one of that many replicas */
 } graph_node_attrs;
 
 typedef struct graph_builder graph_builder;

@@ -1,6 +1,7 @@
 /* strategy.c — strategy expansion (group → ops) and validation of every strategy kind. */
 #include "strategy.h"
 
+#include <math.h>
 #include <stddef.h>
 
 int strategy_expand(const pb_graph *op_graph, const pb_strategy *grouped, pb_strategy *ops,
@@ -17,6 +18,7 @@ int strategy_expand(const pb_graph *op_graph, const pb_strategy *grouped, pb_str
     ops->n_device_groups = grouped->n_device_groups;
     ops->group_start = grouped->group_start;
     ops->group_devices = grouped->group_devices;
+    ops->device_share = grouped->struct_size >= sizeof *grouped ? grouped->device_share : NULL;
     ops->n_stages = grouped->n_stages;
     if (ops->stage_count && grouped->stage_count)
         for (int s = 0; s < grouped->n_stages; s++)
@@ -54,10 +56,31 @@ static int strategy_check_groups(const pb_strategy *s, int n_devices, pb_error *
     return PB_OK;
 }
 
+/* Batch shares (since ABI 1.3): positive, finite, summing to 1 over each group. */
+static int strategy_check_shares(const pb_strategy *s, pb_error *err)
+{
+    if (s->struct_size < sizeof *s || !s->device_share)
+        return PB_OK;
+    for (int g = 0; g < s->n_device_groups; g++) {
+        double sum = 0;
+        for (int i = s->group_start[g]; i < s->group_start[g + 1]; i++) {
+            double x = s->device_share[i];
+            if (!isfinite(x) || x <= 0)
+                return pb_errorf(err, "device group %d gives device %d a batch share of %g", g,
+                                 s->group_devices[i], x);
+            sum += x;
+        }
+        if (fabs(sum - 1) > 1e-9)
+            return pb_errorf(err, "the batch shares of device group %d sum to %.17g, not 1", g,
+                             sum);
+    }
+    return PB_OK;
+}
+
 static int strategy_check_replicated(const pb_strategy *s, int n_nodes, int n_devices,
                                      pb_error *err)
 {
-    if (strategy_check_groups(s, n_devices, err))
+    if (strategy_check_groups(s, n_devices, err) || strategy_check_shares(s, err))
         return PB_ERR;
     for (int v = 0; v < n_nodes; v++) {
         int g = s->device[v], r = s->replication[v];

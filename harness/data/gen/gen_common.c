@@ -1045,8 +1045,15 @@ int gen_finish(gen_ctx *g, const char *name, pb_graph **out, pb_error *err)
         double ports[GEN_MAX_PORTS];
         for (int p = 0; p < o->n_out; p++)
             ports[p] = gen_shape_bytes(o->out[p]);
-        graph_node_attrs a = {o->type,  o->cost_us, o->flops, o->bytes, o->param_bytes,
-                              o->n_out, ports,      o->group, -1};
+        graph_node_attrs a = {.type = o->type,
+                              .cost_us = o->cost_us,
+                              .flops = o->flops,
+                              .bytes_accessed = o->bytes,
+                              .param_bytes = o->param_bytes,
+                              .n_ports = o->n_out,
+                              .port_bytes = ports,
+                              .group = o->group,
+                              .colocation = -1};
         if (graph_add_node(b, o->name, &a, &inner) < 0) {
             graph_builder_free(b);
             return pb_errorf(err, "%s: %s", name, inner.msg);

@@ -1,0 +1,271 @@
+/* test_compile.c — the strategy compiler on TAG's worked-example graph (specs/tag.md §12):
+ * replicas, Split / Concat / AddN insertion, gradient synchronisation, batch shares. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "data/nodelink.h"
+#include "model/graph.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The graph of §12: x, W, y, gW, lr, upd, GradientDescent (node indices 0..6). */
+enum { X = 0, W = 1, Y = 2, GW = 3, LR = 4, UPD = 5, NOOP = 6, N_OPS = 7 };
+
+typedef struct test_fixture {
+    pb_graph *g;
+    pb_compiler *compiler;
+    pb_device_type type;
+    int device_type[2], machine[2];
+    double bw[4], lat[4];
+    pb_cluster c;
+    /* groups 0 = {d0, d1}, 1 = {d0}, 2 = {d1} */
+    int start[4], devices[4], group[N_OPS], repl[N_OPS];
+    double share[4];
+    pb_strategy s;
+} test_fixture;
+
+static int test_setup(void **state)
+{
+    test_fixture *f = calloc(1, sizeof *f);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/topology/tag_example.json", getenv("PB_TESTDATA"));
+    pb_error err;
+    if (nodelink_read(path, &f->g, &err) != PB_OK) {
+        fprintf(stderr, "%s\n", err.msg);
+        return -1;
+    }
+    f->compiler = pb_compiler_new();
+    f->type = (pb_device_type){.name = "gpu", .speed_vs_ref = 1};
+    f->c = (pb_cluster){.struct_size = sizeof(pb_cluster),
+                        .n_devices = 2,
+                        .n_types = 1,
+                        .types = &f->type,
+                        .device_type = f->device_type,
+                        .device_machine = f->machine,
+                        .n_machines = 1,
+                        .link_bandwidth = f->bw,
+                        .link_latency = f->lat,
+                        .type_size = sizeof(pb_device_type)};
+    int start[4] = {0, 2, 3, 4}, devices[4] = {0, 1, 0, 1};
+    memcpy(f->start, start, sizeof start);
+    memcpy(f->devices, devices, sizeof devices);
+    *state = f;
+    return 0;
+}
+
+static int test_teardown(void **state)
+{
+    test_fixture *f = *state;
+    graph_free(f->g);
+    pb_compiler_free(f->compiler);
+    free(f);
+    return 0;
+}
+
+/* Every op in group 0 with option repl, the NoOp alone on d0 (group 1). */
+static pb_strategy *test_dp(test_fixture *f, int repl)
+{
+    for (int v = 0; v < N_OPS; v++) {
+        f->group[v] = 0;
+        f->repl[v] = repl;
+    }
+    f->group[NOOP] = 1;
+    f->repl[NOOP] = PB_REPL_NONE;
+    pb_strategy_placement(&f->s, N_OPS, f->group);
+    f->s.kind = PB_STRATEGY_REPLICATED;
+    f->s.replication = f->repl;
+    f->s.n_device_groups = 3;
+    f->s.group_start = f->start;
+    f->s.group_devices = f->devices;
+    return &f->s;
+}
+
+static const pb_compiled *test_compile(test_fixture *f)
+{
+    const pb_compiled *cg = NULL;
+    pb_error err;
+    if (pb_compile(f->compiler, f->g, &f->c, &f->s, &cg, &err) != PB_OK)
+        fail_msg("%s", err.msg);
+    return cg;
+}
+
+/* The node of kind `kind` replicating or converting op `origin` with replica index r on device
+ * d (-1: any), or -1. */
+static int test_find(const pb_compiled *cg, int kind, int origin, int r, int d)
+{
+    for (int v = 0; v < cg->n_nodes; v++)
+        if (cg->kind[v] == kind && cg->origin[v] == origin && cg->replica[v] == r &&
+            (d < 0 || cg->device[v] == d))
+            return v;
+    return -1;
+}
+
+static int test_count(const pb_compiled *cg, int kind)
+{
+    int n = 0;
+    for (int v = 0; v < cg->n_nodes; v++)
+        n += cg->kind[v] == kind;
+    return n;
+}
+
+/* Bytes node v reads from node src (-1 when it reads nothing from it). */
+static double test_reads(const pb_compiled *cg, int v, int src)
+{
+    for (int i = cg->in_start[v]; i < cg->in_start[v + 1]; i++)
+        if (cg->in_src[i] == src)
+            return cg->in_bytes[i];
+    return -1;
+}
+
+/* Inputs come before their readers. */
+static void test_topological(const pb_compiled *cg)
+{
+    for (int v = 0; v < cg->n_nodes; v++)
+        for (int i = cg->in_start[v]; i < cg->in_start[v + 1]; i++)
+            assert_true(cg->in_src[i] < v);
+}
+
+static void test_placement(void **state)
+{
+    test_fixture *f = *state;
+    int device[N_OPS] = {0, 1, 1, 1, 1, 1, 0};
+    pb_strategy_placement(&f->s, N_OPS, device);
+    const pb_compiled *cg = test_compile(f);
+    assert_int_equal(cg->n_nodes, N_OPS);
+    assert_int_equal(cg->n_inputs, f->g->n_edges);
+    for (int v = 0; v < N_OPS; v++) {
+        assert_int_equal(cg->origin[v], v); /* already in queue order */
+        assert_int_equal(cg->device[v], device[v]);
+        assert_true(cg->cost_us[v] == f->g->cost_us[v]);
+    }
+    assert_true(test_reads(cg, Y, X) == 65536 && test_reads(cg, NOOP, UPD) == 0);
+}
+
+/* Example 2's compiled graph: x, y, gW split in halves, W, lr, upd whole on both devices, one
+ * AllReduce member per device reading its half gradient (131072) and read whole (262144). */
+static void test_allreduce(void **state)
+{
+    test_fixture *f = *state;
+    test_dp(f, PB_REPL_ALLREDUCE);
+    const pb_compiled *cg = test_compile(f);
+    test_topological(cg);
+    assert_int_equal(cg->n_nodes, 2 * 6 + 1 + 2);
+    assert_int_equal(cg->n_collectives, 1);
+    assert_int_equal(cg->n_split_ops, 3);
+    for (int d = 0; d < 2; d++) {
+        int x = test_find(cg, PB_CNODE_OP, X, d, d), y = test_find(cg, PB_CNODE_OP, Y, d, d);
+        int w = test_find(cg, PB_CNODE_OP, W, d, d), gw = test_find(cg, PB_CNODE_OP, GW, d, d);
+        int upd = test_find(cg, PB_CNODE_OP, UPD, d, d);
+        int ar = test_find(cg, PB_CNODE_ALLREDUCE, GW, 0, d);
+        assert_true(x >= 0 && y >= 0 && w >= 0 && gw >= 0 && upd >= 0 && ar >= 0);
+        assert_true(test_reads(cg, y, x) == 32768 && test_reads(cg, y, w) == 262144);
+        assert_true(test_reads(cg, gw, x) == 32768 && test_reads(cg, gw, y) == 32768);
+        assert_true(test_reads(cg, ar, gw) == 131072 && test_reads(cg, upd, ar) == 262144);
+        assert_true(cg->cost_us[y] == 52 && cg->cost_us[gw] == 42 && cg->cost_us[x] == 6);
+        assert_true(cg->cost_us[upd] == 20);
+    }
+    int noop = test_find(cg, PB_CNODE_OP, NOOP, 0, 0);
+    assert_true(test_reads(cg, noop, test_find(cg, PB_CNODE_OP, UPD, 1, 1)) == 0);
+}
+
+/* Example 3: the halves of gW are added on the parameter server d0, read whole by both. */
+static void test_ps(void **state)
+{
+    test_fixture *f = *state;
+    test_dp(f, PB_REPL_PS);
+    const pb_compiled *cg = test_compile(f);
+    assert_int_equal(test_count(cg, PB_CNODE_ADDN), 1);
+    assert_int_equal(test_count(cg, PB_CNODE_ALLREDUCE), 0);
+    int sum = test_find(cg, PB_CNODE_ADDN, GW, 0, 0);
+    assert_true(sum >= 0);
+    for (int d = 0; d < 2; d++) {
+        assert_true(test_reads(cg, sum, test_find(cg, PB_CNODE_OP, GW, d, d)) == 131072);
+        assert_true(test_reads(cg, test_find(cg, PB_CNODE_OP, UPD, d, d), sum) == 262144);
+    }
+}
+
+/* x alone on d0 feeding split y and gW: one Split on x's device, its port r read by replica r
+ * of both. */
+static void test_split_insertion(void **state)
+{
+    test_fixture *f = *state;
+    test_dp(f, PB_REPL_ALLREDUCE);
+    f->group[X] = 1;
+    f->repl[X] = PB_REPL_NONE;
+    const pb_compiled *cg = test_compile(f);
+    test_topological(cg);
+    assert_int_equal(test_count(cg, PB_CNODE_SPLIT), 1);
+    int split = test_find(cg, PB_CNODE_SPLIT, X, 0, 0);
+    assert_true(split >= 0);
+    assert_true(test_reads(cg, split, test_find(cg, PB_CNODE_OP, X, 0, 0)) == 65536);
+    for (int r = 0; r < 2; r++)
+        for (int op = Y; op <= GW; op++) {
+            int v = test_find(cg, PB_CNODE_OP, op, r, r);
+            int i = cg->in_start[v];
+            assert_int_equal(cg->in_src[i], split);
+            assert_int_equal(cg->in_port[i], r);
+            assert_true(cg->in_bytes[i] == 32768);
+        }
+}
+
+/* gW alone on d1 reading split x and y: one Concat of each on d1; its gradient is whole, so
+ * no synchronisation, and both upd replicas read gW on d1. */
+static void test_concat_insertion(void **state)
+{
+    test_fixture *f = *state;
+    test_dp(f, PB_REPL_ALLREDUCE);
+    f->group[GW] = 2;
+    f->repl[GW] = PB_REPL_NONE;
+    const pb_compiled *cg = test_compile(f);
+    test_topological(cg);
+    assert_int_equal(test_count(cg, PB_CNODE_CONCAT), 2);
+    assert_int_equal(cg->n_collectives, 0);
+    int gw = test_find(cg, PB_CNODE_OP, GW, 0, 1);
+    for (int op = X; op <= Y; op += Y - X) {
+        int cat = test_find(cg, PB_CNODE_CONCAT, op, 0, 1);
+        assert_true(cat >= 0 && test_reads(cg, gw, cat) == 65536);
+        for (int r = 0; r < 2; r++)
+            assert_true(test_reads(cg, cat, test_find(cg, PB_CNODE_OP, op, r, r)) == 32768);
+    }
+    for (int d = 0; d < 2; d++)
+        assert_true(test_reads(cg, test_find(cg, PB_CNODE_OP, UPD, d, d), gw) == 262144);
+}
+
+/* Shares 3/4 and 1/4: parts of floor(S * share), costs cost_us * share. */
+static void test_shares(void **state)
+{
+    test_fixture *f = *state;
+    test_dp(f, PB_REPL_ALLREDUCE);
+    double share[4] = {0.75, 0.25, 1, 1};
+    f->s.device_share = share;
+    const pb_compiled *cg = test_compile(f);
+    int y0 = test_find(cg, PB_CNODE_OP, Y, 0, 0), y1 = test_find(cg, PB_CNODE_OP, Y, 1, 1);
+    assert_true(cg->cost_us[y0] == 75 && cg->cost_us[y1] == 25);
+    assert_true(test_reads(cg, y0, test_find(cg, PB_CNODE_OP, X, 0, 0)) == 49152);
+    assert_true(test_reads(cg, y1, test_find(cg, PB_CNODE_OP, X, 1, 1)) == 16384);
+    assert_true(test_reads(cg, test_find(cg, PB_CNODE_ALLREDUCE, GW, 0, 1),
+                           test_find(cg, PB_CNODE_OP, GW, 1, 1)) == 65536);
+    share[1] = 0.5;
+    pb_error err = {{0}};
+    const pb_compiled *out;
+    assert_int_equal(pb_compile(f->compiler, f->g, &f->c, &f->s, &out, &err), PB_ERR);
+    assert_non_null(strstr(err.msg, "the batch shares of device group 0 sum to 1.25"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_placement),
+        cmocka_unit_test(test_allreduce),
+        cmocka_unit_test(test_ps),
+        cmocka_unit_test(test_split_insertion),
+        cmocka_unit_test(test_concat_insertion),
+        cmocka_unit_test(test_shares),
+    };
+    return cmocka_run_group_tests(tests, test_setup, test_teardown);
+}
