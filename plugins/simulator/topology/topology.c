@@ -1,0 +1,742 @@
+/* topology.c — the topology simulator: TAG's virtual runtime (specs/tag.md §4) running the
+ * strategy compiler's execution graph (placebench/compile.h) on a heterogeneous cluster. */
+#include "placebench.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * The model, as in the reference (specs/tag.md §4):
+ *
+ *   Tasks.  Every compiled node is one task: a computation on its device, or one member of an
+ *   AllReduce instance.  Every input that carries bytes is its own transfer task (no multicast),
+ *   waiting for the producer; an input of 0 bytes only makes the consumer wait.  Task ids follow
+ *   creation order (compiled node order; a node's transfers, then the node), and a finished task
+ *   notifies its dependents in that order.
+ *
+ *   Scheduling.  A task that becomes ready takes at once the next slot on its resource, in the
+ *   order tasks became ready (TensorFlow's per-device FIFO): a computation ends at
+ *   max(now, device free) + cost; a transfer between devices ends at max(now, link free) +
+ *   floor(bytes / bandwidth) + latency; a transfer inside a device takes no time.  Finished
+ *   tasks leave a heap ordered like Rust's BinaryHeap, whose ties the schedules depend on.
+ *
+ *   Links.  Two devices of one machine have a link of their own per direction; all devices of
+ *   machine A share one link towards machine B (contention as the reference's topology has it).
+ *   Bandwidth and latency are the cluster's for the device pair.
+ *
+ *   AllReduce.  Instances run one at a time on one channel without occupying devices; when the
+ *   last member is ready the instance takes max(now, channel free) + the NCCL model's time
+ *   for the last member's bytes: max(trunc(a1 KB + b1), trunc(a2 KB + b2)), KB = bytes >> 10,
+ *   coefficients scaled by nccl_ref_bandwidth / the group's bandwidth (the slowest link between
+ *   its machines, or inside its one machine).
+ *
+ *   Memory.  A tensor occupies its producer's device from the producer's end, and each remote
+ *   device from its first arrival there, until the last task reading that copy ends; frees come
+ *   before allocations when a task ends; the peak is taken at allocations.  Every replica's
+ *   parameter bytes (graph attribute "mem") are resident for the whole step.  A device whose
+ *   peak exceeds its memory makes the strategy infeasible.
+ */
+
+enum { TOPO_COMPUTE = 0, TOPO_TRANSFER = 1, TOPO_COLLECTIVE = 2 };
+
+typedef struct topo_opts {
+    long long batch_size;
+    double nccl_a1, nccl_b1, nccl_a2, nccl_b2, nccl_ref_bandwidth;
+} topo_opts;
+
+/* A task of one evaluation. */
+typedef struct topo_task {
+    int kind;
+    int node;      /* the compiled node (for a transfer: the consumer) */
+    int resource;  /* device (COMPUTE, COLLECTIVE) or link (TRANSFER; -1 inside a device) */
+    int src, dst;  /* devices of a transfer */
+    double amount; /* cost (COMPUTE) or bytes (TRANSFER, COLLECTIVE) */
+    double start, end;
+} topo_task;
+
+/* A finished-task entry of the heap. */
+typedef struct topo_entry {
+    double end;
+    int task;
+} topo_entry;
+
+/* A tensor copy on one device: (node, port, device). */
+typedef struct topo_buffer {
+    int node, port, dev;
+    int refs, active;
+    double bytes;
+} topo_buffer;
+
+/* A growable list of (a, b) pairs turned into CSR lists of b per a, in insertion order. */
+typedef struct topo_pairs {
+    int n, cap;
+    int *a, *b;
+    int cap_start, cap_list;
+    int *start, *list;
+} topo_pairs;
+
+typedef struct topo_prepared {
+    const pb_graph *g;   /* borrowed until release */
+    const pb_cluster *c; /* borrowed until release */
+    topo_opts opts;
+    pb_compiler *compiler;
+    int nd, n_links;
+    int *link_of;     /* [nd*nd] link of the ordered device pair, -1 on the diagonal */
+    double *mem_cap;  /* [nd] bytes, 0 = unlimited */
+    double *price_us; /* [nd] USD per µs */
+
+    /* Scratch, grown to the largest evaluation. */
+    int cap_tasks, cap_nodes, cap_buffers, cap_hash, cap_coll; /* entries allocated */
+    topo_task *tasks;
+    int *waiting, *fifo, *main_task;
+    topo_entry *heap;
+    topo_buffer *buffers;
+    int *hash;              /* open addressing over buffers, -1 = empty */
+    int *arrived, *arrival; /* per instance: members ready; [cap_nodes] arrival lists */
+    int *arrival_start;     /* [cap_coll] offset of each instance's arrival list */
+    double *coll_scale;     /* [cap_coll] */
+    topo_pairs deps, consume, produce;
+    double *link_free, *dev_free, *mem, *peak, *busy;
+    unsigned char *used;
+} topo_prepared;
+
+/* ---------------------------------------------------------------- options */
+
+/* TAG's fallback NCCL model (specs/tag.md §4.4), for the bandwidth 2810 B/µs it was fitted at. */
+static const pb_option_def topo_options[] = {
+    {.name = "batch_size",
+     .type = PB_OPT_INT,
+     .default_value = "0",
+     .min = 0,
+     .max = 1e9,
+     .help = "samples per step, for the throughput; 0: no throughput",
+     .offset = offsetof(topo_opts, batch_size)},
+    {.name = "nccl_a1",
+     .type = PB_OPT_DOUBLE,
+     .default_value = "0.043420241077615454",
+     .min = 0,
+     .max = 1e9,
+     .help = "NCCL model, small tensors: µs per KB",
+     .offset = offsetof(topo_opts, nccl_a1)},
+    {.name = "nccl_b1",
+     .type = PB_OPT_DOUBLE,
+     .default_value = "368.2013618677043",
+     .min = 0,
+     .max = 1e9,
+     .help = "NCCL model, small tensors: µs",
+     .offset = offsetof(topo_opts, nccl_b1)},
+    {.name = "nccl_a2",
+     .type = PB_OPT_DOUBLE,
+     .default_value = "0.27766802543921265",
+     .min = 0,
+     .max = 1e9,
+     .help = "NCCL model, large tensors: µs per KB",
+     .offset = offsetof(topo_opts, nccl_a2)},
+    {.name = "nccl_b2",
+     .type = PB_OPT_DOUBLE,
+     .default_value = "211.91926070037152",
+     .min = 0,
+     .max = 1e9,
+     .help = "NCCL model, large tensors: µs",
+     .offset = offsetof(topo_opts, nccl_b2)},
+    {.name = "nccl_ref_bandwidth",
+     .type = PB_OPT_DOUBLE,
+     .default_value = "2810",
+     .min = 1e-9,
+     .max = 1e12,
+     .help = "bandwidth (B/µs) the NCCL model holds for; it scales by this / the group's",
+     .offset = offsetof(topo_opts, nccl_ref_bandwidth)},
+};
+
+static int topo_create(const pb_create_args *a, void **instance, pb_error *err)
+{
+    topo_opts *o = malloc(sizeof *o);
+    if (!o)
+        return pb_errorf(err, "out of memory");
+    *o = *(const topo_opts *)a->options;
+    *instance = o;
+    return PB_OK;
+}
+
+static void topo_destroy(void *instance)
+{
+    free(instance);
+}
+
+/* ---------------------------------------------------------------- growable scratch */
+
+/* Makes *p hold n entries of `size` bytes (capacity *cap, doubled). */
+static int topo_grow(void *p, int *cap, int n, size_t size)
+{
+    if (n <= *cap)
+        return 0;
+    int c = *cap ? *cap : 16;
+    while (c < n)
+        c *= 2;
+    void *q = realloc(*(void **)p, (size_t)c * size);
+    if (!q)
+        return -1;
+    *(void **)p = q;
+    *cap = c;
+    return 0;
+}
+
+static void topo_pairs_free(topo_pairs *p)
+{
+    free(p->a);
+    free(p->b);
+    free(p->start);
+    free(p->list);
+}
+
+static int topo_pair(topo_pairs *p, int a, int b)
+{
+    int cap = p->cap;
+    if (topo_grow(&p->a, &cap, p->n + 1, sizeof(int)) ||
+        topo_grow(&p->b, &p->cap, p->n + 1, sizeof(int)))
+        return -1;
+    p->a[p->n] = a;
+    p->b[p->n++] = b;
+    return 0;
+}
+
+/* The CSR of the pairs over keys 0..n-1 (stable: b's in insertion order). */
+static int topo_pairs_index(topo_pairs *p, int n)
+{
+    if (topo_grow(&p->start, &p->cap_start, n + 1, sizeof(int)) ||
+        topo_grow(&p->list, &p->cap_list, p->n > 0 ? p->n : 1, sizeof(int)))
+        return -1;
+    memset(p->start, 0, ((size_t)n + 1) * sizeof(int));
+    for (int i = 0; i < p->n; i++)
+        p->start[p->a[i] + 1]++;
+    for (int k = 0; k < n; k++)
+        p->start[k + 1] += p->start[k];
+    for (int i = 0; i < p->n; i++)
+        p->list[p->start[p->a[i]]++] = p->b[i];
+    for (int k = n; k > 0; k--)
+        p->start[k] = p->start[k - 1];
+    p->start[0] = 0;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- prepare */
+
+static void topo_release(void *prepared)
+{
+    topo_prepared *p = prepared;
+    if (!p)
+        return;
+    pb_compiler_free(p->compiler);
+    free(p->link_of);
+    free(p->mem_cap);
+    free(p->price_us);
+    free(p->tasks);
+    free(p->waiting);
+    free(p->fifo);
+    free(p->main_task);
+    free(p->heap);
+    free(p->buffers);
+    free(p->hash);
+    free(p->arrived);
+    free(p->arrival);
+    free(p->arrival_start);
+    free(p->coll_scale);
+    topo_pairs_free(&p->deps);
+    topo_pairs_free(&p->consume);
+    topo_pairs_free(&p->produce);
+    free(p->link_free);
+    free(p->dev_free);
+    free(p->mem);
+    free(p->peak);
+    free(p->busy);
+    free(p->used);
+    free(p);
+}
+
+/* Links: one per ordered pair of devices of a machine, one per ordered pair of machines. */
+static void topo_links(topo_prepared *p)
+{
+    const pb_cluster *c = p->c;
+    int nd = p->nd, nm = c->n_machines > 0 ? c->n_machines : 1;
+    int next = nd * nd; /* ids of machine pairs come after those of device pairs */
+    for (int i = 0; i < nd; i++)
+        for (int j = 0; j < nd; j++) {
+            int mi = c->device_machine[i], mj = c->device_machine[j];
+            p->link_of[i * nd + j] = i == j ? -1 : mi == mj ? i * nd + j : next + mi * nm + mj;
+        }
+    p->n_links = next + nm * nm;
+}
+
+static int topo_prepare(void *instance, const pb_graph *g, const pb_cluster *c, void **prepared,
+                        pb_error *err)
+{
+    topo_prepared *p = calloc(1, sizeof *p);
+    if (!p)
+        return pb_errorf(err, "out of memory");
+    p->g = g;
+    p->c = c;
+    p->opts = *(const topo_opts *)instance;
+    p->nd = c->n_devices;
+    size_t nd = (size_t)p->nd;
+    p->compiler = pb_compiler_new();
+    p->link_of = malloc(nd * nd * sizeof(int));
+    p->mem_cap = malloc(nd * sizeof(double));
+    p->price_us = malloc(nd * sizeof(double));
+    p->dev_free = malloc(nd * sizeof(double));
+    p->mem = malloc(nd * sizeof(double));
+    p->peak = malloc(nd * sizeof(double));
+    p->busy = malloc(nd * sizeof(double));
+    p->used = malloc(nd);
+    if (!p->compiler || !p->link_of || !p->mem_cap || !p->price_us || !p->dev_free || !p->mem ||
+        !p->peak || !p->busy || !p->used) {
+        topo_release(p);
+        return pb_errorf(err, "out of memory");
+    }
+    topo_links(p);
+    p->link_free = malloc((size_t)p->n_links * sizeof(double));
+    if (!p->link_free) {
+        topo_release(p);
+        return pb_errorf(err, "out of memory");
+    }
+    for (int d = 0; d < p->nd; d++) {
+        const pb_device_type *t = pb_cluster_type(c, c->device_type[d]);
+        p->mem_cap[d] = t->memory_bytes;
+        p->price_us[d] = t->price_per_hour / 3.6e9;
+    }
+    *prepared = p;
+    return PB_OK;
+}
+
+/* ---------------------------------------------------------------- the heap */
+
+/*
+ * Rust's BinaryHeap (a max-heap) with the order reversed on the end time alone, so that ties
+ * pop in the order the reference's do (specs/tag.md §4.3): "a <= b" is a.end >= b.end.
+ */
+static int topo_le(const topo_entry *a, const topo_entry *b)
+{
+    return a->end >= b->end;
+}
+
+static void topo_sift_up(topo_entry *h, int pos, topo_entry x)
+{
+    while (pos > 0) {
+        int parent = (pos - 1) / 2;
+        if (topo_le(&x, &h[parent]))
+            break;
+        h[pos] = h[parent];
+        pos = parent;
+    }
+    h[pos] = x;
+}
+
+static void topo_push(topo_entry *h, int *n, topo_entry x)
+{
+    topo_sift_up(h, (*n)++, x);
+}
+
+/* BinaryHeap::pop: the last entry replaces the root, the hole walks to the bottom along the
+ * children that are not <= their sibling, and the entry climbs back from there. */
+static topo_entry topo_pop(topo_entry *h, int *n)
+{
+    topo_entry last = h[--*n];
+    if (*n == 0)
+        return last;
+    topo_entry top = h[0];
+    int end = *n, pos = 0, child = 1;
+    while (child + 1 < end) {
+        child += topo_le(&h[child], &h[child + 1]);
+        h[pos] = h[child];
+        pos = child;
+        child = 2 * pos + 1;
+    }
+    if (child == end - 1) {
+        h[pos] = h[child];
+        pos = child;
+    }
+    topo_sift_up(h, pos, last);
+    return top;
+}
+
+/* ---------------------------------------------------------------- building the tasks */
+
+static unsigned topo_hash_of(int node, int port, int dev)
+{
+    uint64_t h = (uint64_t)(unsigned)node * 0x9E3779B97F4A7C15u;
+    h ^= ((uint64_t)(unsigned)port << 20 | (unsigned)dev) * 0xC2B2AE3D27D4EB4Fu;
+    return (unsigned)(h >> 32);
+}
+
+/* The buffer (node, port, dev), created with `bytes` if new (*created set). */
+static int topo_buffer_get(topo_prepared *p, int *n_buffers, int node, int port, int dev,
+                           double bytes, int *created)
+{
+    unsigned mask = (unsigned)p->cap_hash - 1, i = topo_hash_of(node, port, dev) & mask;
+    for (;; i = (i + 1) & mask) {
+        int b = p->hash[i];
+        if (b < 0)
+            break;
+        const topo_buffer *x = &p->buffers[b];
+        if (x->node == node && x->port == port && x->dev == dev) {
+            *created = 0;
+            return b;
+        }
+    }
+    int b = (*n_buffers)++;
+    p->buffers[b] = (topo_buffer){node, port, dev, 0, 0, bytes};
+    p->hash[i] = b;
+    *created = 1;
+    return b;
+}
+
+/* Reallocates *p to exactly n entries of `size` bytes; -1 when out of memory (*p unchanged). */
+static int topo_realloc(void *p, int n, size_t size)
+{
+    void *q = realloc(*(void **)p, (size_t)(n > 0 ? n : 1) * size);
+    if (!q)
+        return -1;
+    *(void **)p = q;
+    return 0;
+}
+
+/* Sizes every scratch array for compiled graph cg (each grows to twice what is needed, so that
+ * evaluations of similar strategies allocate nothing). */
+static int topo_reserve(topo_prepared *p, const pb_compiled *cg)
+{
+    int tasks = cg->n_nodes + cg->n_inputs, nodes = cg->n_nodes, coll = cg->n_collectives + 1;
+    int buffers = 2 * cg->n_inputs + 1;
+    if (tasks > p->cap_tasks) {
+        int cap = 2 * tasks;
+        if (topo_realloc(&p->tasks, cap, sizeof(topo_task)) ||
+            topo_realloc(&p->heap, cap, sizeof(topo_entry)) ||
+            topo_realloc(&p->waiting, cap, sizeof(int)) || topo_realloc(&p->fifo, cap, sizeof(int)))
+            return -1;
+        p->cap_tasks = cap;
+    }
+    if (nodes > p->cap_nodes) {
+        int cap = 2 * nodes;
+        if (topo_realloc(&p->main_task, cap, sizeof(int)) ||
+            topo_realloc(&p->arrival, cap, sizeof(int)))
+            return -1;
+        p->cap_nodes = cap;
+    }
+    if (buffers > p->cap_buffers) {
+        int cap = 2 * buffers, hash = 16;
+        while (hash < 2 * cap)
+            hash *= 2;
+        if (topo_realloc(&p->buffers, cap, sizeof(topo_buffer)) ||
+            topo_realloc(&p->hash, hash, sizeof(int)))
+            return -1;
+        p->cap_buffers = cap;
+        p->cap_hash = hash;
+    }
+    if (coll > p->cap_coll) {
+        int cap = 2 * coll;
+        if (topo_realloc(&p->arrived, cap, sizeof(int)) ||
+            topo_realloc(&p->arrival_start, cap, sizeof(int)) ||
+            topo_realloc(&p->coll_scale, cap, sizeof(double)))
+            return -1;
+        p->cap_coll = cap;
+    }
+    return 0;
+}
+
+/* The tasks of compiled graph cg, their dependencies and the buffers they read and write. */
+static int topo_build(topo_prepared *p, const pb_compiled *cg, int *n_tasks, int *n_buffers)
+{
+    int nd = p->nd, nt = 0;
+    p->deps.n = p->consume.n = p->produce.n = 0;
+    *n_buffers = 0;
+    for (int i = 0; i < p->cap_hash; i++)
+        p->hash[i] = -1;
+    for (int v = 0; v < cg->n_nodes; v++) {
+        int dv = cg->device[v], first_transfer = nt;
+        for (int i = cg->in_start[v]; i < cg->in_start[v + 1]; i++) {
+            int u = cg->in_src[i], du = cg->device[u], k = cg->in_port[i];
+            double bytes = cg->in_bytes[i];
+            if (bytes == 0)
+                continue;
+            int t = nt++, created;
+            p->tasks[t] = (topo_task){
+                TOPO_TRANSFER, v, du == dv ? -1 : p->link_of[du * nd + dv], du, dv, bytes, 0, 0};
+            int from = topo_buffer_get(p, n_buffers, u, k, du, bytes, &created);
+            if (created && topo_pair(&p->produce, p->main_task[u], from))
+                return -1;
+            int to = topo_buffer_get(p, n_buffers, u, k, dv, bytes, &created);
+            p->buffers[from].refs++;
+            p->buffers[to].refs++;
+            if (topo_pair(&p->deps, p->main_task[u], t) || topo_pair(&p->consume, t, from) ||
+                topo_pair(&p->produce, t, to))
+                return -1;
+        }
+        int t = nt++;
+        int coll = cg->kind[v] == PB_CNODE_ALLREDUCE;
+        double amount = coll ? cg->in_bytes[cg->in_start[v]] : cg->cost_us[v];
+        p->tasks[t] =
+            (topo_task){coll ? TOPO_COLLECTIVE : TOPO_COMPUTE, v, dv, dv, dv, amount, 0, 0};
+        p->main_task[v] = t;
+        int x = first_transfer;
+        for (int i = cg->in_start[v]; i < cg->in_start[v + 1]; i++) {
+            int u = cg->in_src[i];
+            if (cg->in_bytes[i] == 0) {
+                if (topo_pair(&p->deps, p->main_task[u], t))
+                    return -1;
+                continue;
+            }
+            int created;
+            int to = topo_buffer_get(p, n_buffers, u, cg->in_port[i], dv, 0, &created);
+            if (topo_pair(&p->deps, x++, t) || topo_pair(&p->consume, t, to))
+                return -1;
+        }
+    }
+    *n_tasks = nt;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- collectives */
+
+/* The NCCL model's scale for each instance: reference bandwidth / the slowest link between the
+ * machines of its devices, or inside its one machine.  Lists each instance's members in
+ * p->arrival on the way (topo_reset clears the arrival counts afterwards). */
+static void topo_collective_scales(topo_prepared *p, const pb_compiled *cg)
+{
+    const pb_cluster *c = p->c;
+    int nd = p->nd, at = 0;
+    for (int k = 0; k < cg->n_collectives; k++) {
+        p->arrived[k] = 0;
+        p->arrival_start[k] = at;
+        at += cg->coll_size[k];
+    }
+    for (int v = 0; v < cg->n_nodes; v++) {
+        int k = cg->collective[v];
+        if (k >= 0)
+            p->arrival[p->arrival_start[k] + p->arrived[k]++] = v;
+    }
+    for (int k = 0; k < cg->n_collectives; k++) {
+        const int *m = p->arrival + p->arrival_start[k];
+        double intra = INFINITY, inter = INFINITY;
+        for (int i = 0; i < cg->coll_size[k]; i++)
+            for (int j = 0; j < cg->coll_size[k]; j++) {
+                int da = cg->device[m[i]], db = cg->device[m[j]];
+                if (da == db)
+                    continue;
+                double bw = c->link_bandwidth[da * nd + db];
+                if (c->device_machine[da] == c->device_machine[db])
+                    intra = bw < intra ? bw : intra;
+                else
+                    inter = bw < inter ? bw : inter;
+            }
+        double bw = isfinite(inter) ? inter : intra;
+        p->coll_scale[k] = isfinite(bw) && bw > 0 ? p->opts.nccl_ref_bandwidth / bw : 1.0;
+        p->arrived[k] = 0;
+    }
+}
+
+static double topo_nccl_us(const topo_prepared *p, double scale, double bytes)
+{
+    double kb = (double)((uint64_t)bytes >> 10);
+    const topo_opts *o = &p->opts;
+    double small = trunc(o->nccl_a1 * scale * kb + o->nccl_b1 * scale);
+    double large = trunc(o->nccl_a2 * scale * kb + o->nccl_b2 * scale);
+    return small > large ? small : large;
+}
+
+/* ---------------------------------------------------------------- the event loop */
+
+typedef struct topo_run {
+    double time;
+    int heap_n;
+    long long pops;
+    double coll_free;
+} topo_run;
+
+/* Takes the next slot of task t's resource (specs/tag.md §4.2 step 1). */
+static void topo_start(topo_prepared *p, const pb_compiled *cg, topo_run *run, int t)
+{
+    topo_task *x = &p->tasks[t];
+    if (x->kind == TOPO_COMPUTE) {
+        double begin = p->dev_free[x->resource] > run->time ? p->dev_free[x->resource] : run->time;
+        x->start = begin;
+        x->end = begin + x->amount;
+        p->dev_free[x->resource] = x->end;
+        p->busy[x->resource] += x->amount;
+        topo_push(p->heap, &run->heap_n, (topo_entry){x->end, t});
+        return;
+    }
+    if (x->kind == TOPO_TRANSFER) {
+        double begin = run->time, dur = 0;
+        if (x->resource >= 0) {
+            int pair = x->src * p->nd + x->dst;
+            begin = p->link_free[x->resource] > begin ? p->link_free[x->resource] : begin;
+            dur = floor(x->amount / p->c->link_bandwidth[pair]) + p->c->link_latency[pair];
+            p->link_free[x->resource] = begin + dur;
+        }
+        x->start = begin;
+        x->end = begin + dur;
+        topo_push(p->heap, &run->heap_n, (topo_entry){x->end, t});
+        return;
+    }
+    int k = cg->collective[x->node];
+    p->arrival[p->arrival_start[k] + p->arrived[k]++] = t;
+    if (p->arrived[k] < cg->coll_size[k])
+        return;
+    double begin = run->coll_free > run->time ? run->coll_free : run->time;
+    double end = begin + topo_nccl_us(p, p->coll_scale[k], x->amount);
+    run->coll_free = end;
+    for (int i = 0; i < cg->coll_size[k]; i++) {
+        int m = p->arrival[p->arrival_start[k] + i];
+        p->tasks[m].start = begin;
+        p->tasks[m].end = end;
+        topo_push(p->heap, &run->heap_n, (topo_entry){end, m});
+    }
+}
+
+/* Task t ended: free what it read last, allocate what it wrote (specs/tag.md §4.2 step 2). */
+static void topo_finish_memory(topo_prepared *p, int t)
+{
+    for (int i = p->consume.start[t]; i < p->consume.start[t + 1]; i++) {
+        topo_buffer *b = &p->buffers[p->consume.list[i]];
+        if (b->refs == 1)
+            p->mem[b->dev] -= b->bytes;
+        b->refs--;
+    }
+    for (int i = p->produce.start[t]; i < p->produce.start[t + 1]; i++) {
+        topo_buffer *b = &p->buffers[p->produce.list[i]];
+        if (b->active)
+            continue;
+        b->active = 1;
+        p->mem[b->dev] += b->bytes;
+        if (p->mem[b->dev] > p->peak[b->dev])
+            p->peak[b->dev] = p->mem[b->dev];
+    }
+}
+
+static double topo_loop(topo_prepared *p, const pb_compiled *cg, int n_tasks, long long *pops)
+{
+    topo_run run = {0};
+    int head = 0, tail = 0;
+    for (int t = 0; t < n_tasks; t++)
+        if (p->waiting[t] == 0)
+            p->fifo[tail++] = t;
+    for (;;) {
+        while (head < tail)
+            topo_start(p, cg, &run, p->fifo[head++]);
+        if (run.heap_n == 0)
+            break;
+        topo_entry e = topo_pop(p->heap, &run.heap_n);
+        run.pops++;
+        topo_finish_memory(p, e.task);
+        run.time = e.end;
+        for (int i = p->deps.start[e.task]; i < p->deps.start[e.task + 1]; i++)
+            if (--p->waiting[p->deps.list[i]] == 0)
+                p->fifo[tail++] = p->deps.list[i];
+    }
+    *pops = run.pops;
+    return run.time;
+}
+
+/* ---------------------------------------------------------------- evaluate */
+
+/* Zeroes the per-evaluation state; resident parameters open each device's memory. */
+static void topo_reset(topo_prepared *p, const pb_compiled *cg, int n_tasks)
+{
+    int nd = p->nd;
+    memset(p->waiting, 0, (size_t)n_tasks * sizeof(int));
+    for (int i = 0; i < p->deps.n; i++)
+        p->waiting[p->deps.b[i]]++;
+    for (int i = 0; i < p->n_links; i++)
+        p->link_free[i] = 0;
+    for (int d = 0; d < nd; d++)
+        p->dev_free[d] = p->mem[d] = p->busy[d] = 0;
+    memset(p->used, 0, (size_t)nd);
+    for (int v = 0; v < cg->n_nodes; v++) {
+        p->mem[cg->device[v]] += cg->param_bytes[v];
+        p->used[cg->device[v]] = 1;
+    }
+    for (int d = 0; d < nd; d++)
+        p->peak[d] = p->mem[d];
+}
+
+static void topo_fill(const topo_prepared *p, const pb_compiled *cg, int n_tasks, double time,
+                      long long pops, pb_eval *out)
+{
+    const pb_graph *g = p->g;
+    int nd = p->nd;
+    out->step_time_us = time;
+    out->n_events = pops;
+    out->feasible = 1;
+    double price = 0;
+    for (int d = 0; d < nd; d++) {
+        if (p->mem_cap[d] > 0 && p->peak[d] > p->mem_cap[d])
+            out->feasible = 0;
+        price += p->used[d] ? p->price_us[d] : 0;
+    }
+    if (out->peak_mem_bytes)
+        memcpy(out->peak_mem_bytes, p->peak, (size_t)nd * sizeof(double));
+    if (out->busy_us)
+        memcpy(out->busy_us, p->busy, (size_t)nd * sizeof(double));
+    if (out->link_busy_us) {
+        memset(out->link_busy_us, 0, (size_t)nd * (size_t)nd * sizeof(double));
+        for (int t = 0; t < n_tasks; t++)
+            if (p->tasks[t].kind == TOPO_TRANSFER && p->tasks[t].resource >= 0)
+                out->link_busy_us[p->tasks[t].src * nd + p->tasks[t].dst] +=
+                    p->tasks[t].end - p->tasks[t].start;
+    }
+    if (out->node_start_us && out->node_end_us) {
+        for (int v = 0; v < g->n_nodes; v++) {
+            out->node_start_us[v] = INFINITY;
+            out->node_end_us[v] = 0;
+        }
+        for (int t = 0; t < n_tasks; t++) {
+            const topo_task *x = &p->tasks[t];
+            if (x->kind == TOPO_TRANSFER)
+                continue;
+            int v = cg->origin[x->node];
+            out->node_start_us[v] =
+                x->start < out->node_start_us[v] ? x->start : out->node_start_us[v];
+            out->node_end_us[v] = x->end > out->node_end_us[v] ? x->end : out->node_end_us[v];
+        }
+    }
+    if (out->port_send_us && out->port_arrive_us)
+        for (int i = 0; i < g->port_start[g->n_nodes]; i++)
+            out->port_send_us[i] = out->port_arrive_us[i] = -1;
+    out->throughput =
+        p->opts.batch_size > 0 && time > 0 ? (double)p->opts.batch_size / time * 1e6 : 0;
+    out->monetary_cost = time * price;
+}
+
+static int topo_evaluate(void *prepared, const pb_strategy *s, pb_eval *out, pb_error *err)
+{
+    topo_prepared *p = prepared;
+    const pb_compiled *cg;
+    if (pb_compile(p->compiler, p->g, p->c, s, &cg, err))
+        return PB_ERR;
+    int n_tasks, n_buffers;
+    if (topo_reserve(p, cg) || topo_build(p, cg, &n_tasks, &n_buffers) ||
+        topo_pairs_index(&p->deps, n_tasks) || topo_pairs_index(&p->consume, n_tasks) ||
+        topo_pairs_index(&p->produce, n_tasks))
+        return pb_errorf(err, "out of memory");
+    topo_reset(p, cg, n_tasks);
+    topo_collective_scales(p, cg);
+    long long pops;
+    double time = topo_loop(p, cg, n_tasks, &pops);
+    topo_fill(p, cg, n_tasks, time, pops, out);
+    return PB_OK;
+}
+
+static const pb_simulator_ops topo_ops = {
+    .struct_size = sizeof(pb_simulator_ops),
+    .create = topo_create,
+    .destroy = topo_destroy,
+    .prepare = topo_prepare,
+    .release = topo_release,
+    .evaluate = topo_evaluate,
+};
+
+PB_PLUGIN_WITH_OPTIONS(PB_KIND_SIMULATOR, "topology", "1.0",
+                       "TAG's topology simulator: replicas, AllReduce and PS over a "
+                       "heterogeneous cluster's links (specs/tag.md §4)",
+                       topo_options, topo_opts, &topo_ops);

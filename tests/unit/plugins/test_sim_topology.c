@@ -1,0 +1,544 @@
+/* test_sim_topology.c — the topology simulator plugin against TAG's worked examples
+ * (specs/tag.md §12, figures from TAG's own simulator) and hand-computed cases. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "data/nodelink.h"
+#include "model/graph.h"
+#include "plugin/options.h"
+
+#include <dlfcn.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TEST_MAX 8
+
+/* The loaded plugin, shared by all tests of the group. */
+typedef struct test_sim {
+    void *so;
+    const pb_plugin_desc *desc;
+    option_set defaults;
+    void *instance;
+} test_sim;
+
+/* A cluster of up to TEST_MAX devices, each with its own type. */
+typedef struct test_cluster {
+    pb_cluster c;
+    pb_device_type types[TEST_MAX];
+    int type[TEST_MAX], machine[TEST_MAX];
+    double bw[TEST_MAX * TEST_MAX], lat[TEST_MAX * TEST_MAX];
+} test_cluster;
+
+/* A REPLICATED strategy: device groups and each node's group and option. */
+typedef struct test_strategy {
+    pb_strategy s;
+    int group[TEST_MAX * 2], repl[TEST_MAX * 2], start[TEST_MAX + 1], devices[TEST_MAX * 4];
+} test_strategy;
+
+typedef struct test_result {
+    pb_eval ev;
+    double peak[TEST_MAX], busy[TEST_MAX], link[TEST_MAX * TEST_MAX];
+    double start[TEST_MAX * 2], end[TEST_MAX * 2];
+} test_result;
+
+static int test_setup(void **state)
+{
+    const char *build = getenv("PB_BUILD");
+    if (!build) {
+        fprintf(stderr, "PB_BUILD is not set (run through ctest)\n");
+        return -1;
+    }
+    char path[4096];
+    snprintf(path, sizeof path, "%s/plugins/simulator-topology.so", build);
+    test_sim *s = calloc(1, sizeof *s);
+    s->so = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!s->so) {
+        fprintf(stderr, "dlopen %s: %s\n", path, dlerror());
+        free(s);
+        return -1;
+    }
+    s->desc = dlsym(s->so, PB_DESCRIPTOR_SYMBOL_NAME);
+    pb_error err;
+    if (!s->desc || s->desc->kind != PB_KIND_SIMULATOR || strcmp(s->desc->name, "topology") != 0 ||
+        options_resolve(s->desc, NULL, 0, "topology", &s->defaults, &err) != PB_OK) {
+        fprintf(stderr, "%s: no topology simulator descriptor\n", path);
+        return -1;
+    }
+    pb_create_args args = options_create_args(&s->defaults, NULL, 1);
+    const pb_simulator_ops *ops = s->desc->ops;
+    if (ops->create(&args, &s->instance, &err) != PB_OK) {
+        fprintf(stderr, "create: %s\n", err.msg);
+        return -1;
+    }
+    *state = s;
+    return 0;
+}
+
+static int test_teardown(void **state)
+{
+    test_sim *s = *state;
+    ((const pb_simulator_ops *)s->desc->ops)->destroy(s->instance);
+    option_set_free(&s->defaults);
+    dlclose(s->so);
+    free(s);
+    return 0;
+}
+
+/* n devices of speed 1 and unlimited memory; device d on machine machine[d]; every link between
+ * machines `inter` B/µs, inside a machine `intra`, latency `latency` µs everywhere. */
+static void test_cluster_init(test_cluster *t, int n, const int *machine, double intra,
+                              double inter, double latency)
+{
+    memset(t, 0, sizeof *t);
+    int machines = 0;
+    for (int d = 0; d < n; d++) {
+        t->types[d] = (pb_device_type){.name = "gpu", .speed_vs_ref = 1};
+        t->type[d] = d;
+        t->machine[d] = machine[d];
+        machines = machine[d] + 1 > machines ? machine[d] + 1 : machines;
+    }
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            t->bw[i * n + j] = machine[i] == machine[j] ? intra : inter;
+            t->lat[i * n + j] = latency;
+        }
+    t->c = (pb_cluster){.struct_size = sizeof(pb_cluster),
+                        .name = "test",
+                        .n_devices = n,
+                        .n_types = n,
+                        .types = t->types,
+                        .device_type = t->type,
+                        .device_machine = t->machine,
+                        .n_machines = machines,
+                        .link_bandwidth = t->bw,
+                        .link_latency = t->lat,
+                        .type_size = sizeof(pb_device_type)};
+}
+
+static pb_graph *test_graph_file(const char *name)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/topology/%s", getenv("PB_TESTDATA"), name);
+    pb_graph *g = NULL;
+    pb_error err;
+    if (nodelink_read(path, &g, &err) != PB_OK)
+        fail_msg("%s", err.msg);
+    return g;
+}
+
+/* Device groups given as -1-terminated lists, e.g. {0, 1, -1, 0, -1}; every node starts in
+ * group 0 with option `repl`. */
+static void test_strategy_init(test_strategy *t, int n_nodes, const int *lists, int n_groups,
+                               int repl)
+{
+    memset(t, 0, sizeof *t);
+    int at = 0, g = 0;
+    for (int i = 0; g < n_groups; i++) {
+        if (lists[i] < 0) {
+            t->start[++g] = at;
+            continue;
+        }
+        t->devices[at++] = lists[i];
+    }
+    for (int v = 0; v < n_nodes; v++)
+        t->repl[v] = repl;
+    pb_strategy_placement(&t->s, n_nodes, t->group);
+    t->s.kind = PB_STRATEGY_REPLICATED;
+    t->s.replication = t->repl;
+    t->s.n_device_groups = n_groups;
+    t->s.group_start = t->start;
+    t->s.group_devices = t->devices;
+}
+
+/* Node v of g by name. */
+static int test_node(const pb_graph *g, const char *name)
+{
+    for (int v = 0; v < g->n_nodes; v++)
+        if (strcmp(g->node_name[v], name) == 0)
+            return v;
+    fail_msg("no node '%s'", name);
+    return -1;
+}
+
+static int test_run(test_sim *s, const pb_graph *g, const pb_cluster *c, const pb_strategy *st,
+                    test_result *r, pb_error *err)
+{
+    const pb_simulator_ops *ops = s->desc->ops;
+    void *prepared = NULL;
+    assert_int_equal(ops->prepare(s->instance, g, c, &prepared, err), PB_OK);
+    memset(r, 0, sizeof *r);
+    r->ev = (pb_eval){.struct_size = sizeof(pb_eval),
+                      .peak_mem_bytes = r->peak,
+                      .busy_us = r->busy,
+                      .link_busy_us = r->link,
+                      .node_start_us = r->start,
+                      .node_end_us = r->end};
+    int rc = ops->evaluate(prepared, st, &r->ev, err);
+    if (rc == PB_OK) { /* a second evaluation on the same handle gives the same result */
+        double step = r->ev.step_time_us;
+        assert_int_equal(ops->evaluate(prepared, st, &r->ev, err), PB_OK);
+        assert_true(r->ev.step_time_us == step);
+    }
+    ops->release(prepared);
+    return rc;
+}
+
+static void test_expect(const test_result *r, double step, double peak0, double peak1)
+{
+    if (r->ev.step_time_us != step || r->peak[0] != peak0 || r->peak[1] != peak1)
+        fail_msg("step %.17g peak [%.17g, %.17g], expected %.17g [%.17g, %.17g]",
+                 r->ev.step_time_us, r->peak[0], r->peak[1], step, peak0, peak1);
+}
+
+/* ---------------------------------------------------------------- TAG's worked examples */
+
+/* §12 Example 1: x on d0, every other op on d1 (two machines, 2810 B/µs); the NoOp on d0. */
+static void test_tag_example1(void **state)
+{
+    pb_graph *g = test_graph_file("tag_example.json");
+    test_cluster tc;
+    int machine[2] = {0, 1};
+    test_cluster_init(&tc, 2, machine, 2810, 2810, 12);
+    int device[7];
+    for (int v = 0; v < 7; v++)
+        device[v] = 1;
+    device[test_node(g, "x")] = 0;
+    device[test_node(g, "GradientDescent")] = 0;
+    pb_strategy s;
+    pb_strategy_placement(&s, 7, device);
+    test_result r;
+    pb_error err;
+    assert_int_equal(test_run(*state, g, &tc.c, &s, &r, &err), PB_OK);
+    test_expect(&r, 248, 65536, 524292);
+    assert_true(r.busy[0] == 13 && r.busy[1] == 203);
+    /* the two x -> d1 edges are separate transfers of 35 µs on one link */
+    assert_true(r.link[0 * 2 + 1] == 70);
+    int y = test_node(g, "y"), gw = test_node(g, "gW"), upd = test_node(g, "upd");
+    assert_true(r.start[y] == 45 && r.end[y] == 145);
+    assert_true(r.start[gw] == 145 && r.end[gw] == 225);
+    assert_true(r.start[upd] == 225 && r.end[upd] == 245);
+    assert_int_equal(r.ev.feasible, 1);
+    graph_free(g);
+}
+
+/* Groups: 0 = {d0, d1}, 1 = {d0}; every op in group 0 with `repl`, the NoOp alone on d0. */
+static void test_tag_dp(test_strategy *t, const pb_graph *g, int repl)
+{
+    static const int lists[] = {0, 1, -1, 0, -1};
+    test_strategy_init(t, g->n_nodes, lists, 2, repl);
+    int noop = test_node(g, "GradientDescent");
+    t->group[noop] = 1;
+    t->repl[noop] = PB_REPL_NONE;
+}
+
+/* §12 Example 2: DP with AllReduce on two GPUs of one machine (8000 B/µs). */
+static void test_tag_example2(void **state)
+{
+    pb_graph *g = test_graph_file("tag_example.json");
+    test_cluster tc;
+    int machine[2] = {0, 0};
+    test_cluster_init(&tc, 2, machine, 8000, 8000, 12);
+    test_strategy t;
+    test_tag_dp(&t, g, PB_REPL_ALLREDUCE);
+    test_result r;
+    pb_error err;
+    if (test_run(*state, g, &tc.c, &t.s, &r, &err) != PB_OK)
+        fail_msg("%s", err.msg);
+    test_expect(&r, 257, 524292, 524292);
+    assert_true(r.busy[0] == 126 && r.busy[1] == 123);
+    int y = test_node(g, "y"), gw = test_node(g, "gW"), upd = test_node(g, "upd");
+    assert_true(r.start[y] == 9 && r.end[y] == 61);
+    /* the gradient's makespan covers its AllReduce (131 µs, 103-234) */
+    assert_true(r.start[gw] == 61 && r.end[gw] == 234);
+    assert_true(r.start[upd] == 234 && r.end[upd] == 254);
+    graph_free(g);
+}
+
+/* §12 Example 3: DP with a parameter server on d0, two machines (2810 B/µs). */
+static void test_tag_example3(void **state)
+{
+    pb_graph *g = test_graph_file("tag_example.json");
+    test_cluster tc;
+    int machine[2] = {0, 1};
+    test_cluster_init(&tc, 2, machine, 2810, 2810, 12);
+    test_strategy t;
+    test_tag_dp(&t, g, PB_REPL_PS);
+    test_result r;
+    pb_error err;
+    if (test_run(*state, g, &tc.c, &t.s, &r, &err) != PB_OK)
+        fail_msg("%s", err.msg);
+    test_expect(&r, 289, 524292, 524292);
+    /* push gW1 -> d0 58 µs (103-161), pull the sum -> d1 105 µs (161-266) */
+    assert_true(r.link[1 * 2 + 0] == 58 && r.link[0 * 2 + 1] == 105);
+    int gw = test_node(g, "gW"), upd = test_node(g, "upd");
+    assert_true(r.end[gw] - r.start[gw] == 100);
+    assert_true(r.end[upd] - r.start[upd] == 125);
+    graph_free(g);
+}
+
+/* §12 Example 4's variant: every op duplicated on both GPUs (SFB), two machines. */
+static void test_tag_duplicate(void **state)
+{
+    pb_graph *g = test_graph_file("tag_example.json");
+    test_cluster tc;
+    int machine[2] = {0, 1};
+    test_cluster_init(&tc, 2, machine, 2810, 2810, 12);
+    test_strategy t;
+    test_tag_dp(&t, g, PB_REPL_DUPLICATE);
+    test_result r;
+    pb_error err;
+    if (test_run(*state, g, &tc.c, &t.s, &r, &err) != PB_OK)
+        fail_msg("%s", err.msg);
+    test_expect(&r, 216, 524292, 524292);
+    graph_free(g);
+}
+
+/* Example 2 on GPUs of 500000 bytes: the same schedule, out of memory. */
+static void test_oom(void **state)
+{
+    pb_graph *g = test_graph_file("tag_example.json");
+    test_cluster tc;
+    int machine[2] = {0, 0};
+    test_cluster_init(&tc, 2, machine, 8000, 8000, 12);
+    tc.types[0].memory_bytes = tc.types[1].memory_bytes = 500000;
+    test_strategy t;
+    test_tag_dp(&t, g, PB_REPL_ALLREDUCE);
+    test_result r;
+    pb_error err;
+    assert_int_equal(test_run(*state, g, &tc.c, &t.s, &r, &err), PB_OK);
+    test_expect(&r, 257, 524292, 524292);
+    assert_int_equal(r.ev.feasible, 0);
+    tc.types[0].memory_bytes = tc.types[1].memory_bytes = 524292; /* exactly the peak fits */
+    assert_int_equal(test_run(*state, g, &tc.c, &t.s, &r, &err), PB_OK);
+    assert_int_equal(r.ev.feasible, 1);
+    graph_free(g);
+}
+
+/* ---------------------------------------------------------------- hand-computed cases */
+
+typedef struct test_op {
+    const char *name;
+    double cost, out, mem;
+    int role, split;
+} test_op;
+
+static pb_graph *test_graph_build(const test_op *ops, int n, const int (*edges)[2], int m)
+{
+    graph_builder *b = graph_builder_new("hand");
+    pb_error err;
+    for (int v = 0; v < n; v++) {
+        graph_node_attrs a = {.cost_us = ops[v].cost,
+                              .param_bytes = ops[v].mem,
+                              .n_ports = 1,
+                              .port_bytes = &ops[v].out,
+                              .colocation = -1,
+                              .role = ops[v].role,
+                              .split = ops[v].split};
+        assert_int_equal(graph_add_node(b, ops[v].name, &a, &err), v);
+    }
+    for (int e = 0; e < m; e++)
+        assert_true(graph_add_edge(b, edges[e][0], edges[e][1], 0, &err) >= 0);
+    pb_graph *g = NULL;
+    if (graph_build(b, &g, &err) != PB_OK)
+        fail_msg("%s", err.msg);
+    return g;
+}
+
+/* a (d0) -> b (d1, twice as fast) -> c (d0) over 100 B/µs links with 5 µs latency:
+ * a 0-10, a->b 1000/100+5 = 15 (10-25), b 40/2 = 20 (25-45), b->c 3000/100+5 = 35 (45-80),
+ * c 80-86.  d0 holds a's 7 parameter bytes throughout, a's output (10-25) and b's copy (80-86):
+ * peak 3007; d1 a's copy (25-45), then b's output: 3000.  Prices 3.6 and 7.2 USD/h are 1e-9 and
+ * 2e-9 USD/µs: 86 µs cost 2.58e-7 USD. */
+static void test_chain_two_types(void **state)
+{
+    test_op ops[3] = {{"a", 10, 1000, 7, 0, 0}, {"b", 40, 3000, 0, 0, 0}, {"c", 6, 0, 0, 0, 0}};
+    int edges[2][2] = {{0, 1}, {1, 2}};
+    pb_graph *g = test_graph_build(ops, 3, edges, 2);
+    test_cluster tc;
+    int machine[2] = {0, 0};
+    test_cluster_init(&tc, 2, machine, 100, 100, 5);
+    tc.types[1].speed_vs_ref = 2;
+    tc.types[0].price_per_hour = 3.6;
+    tc.types[1].price_per_hour = 7.2;
+    int device[3] = {0, 1, 0};
+    pb_strategy s;
+    pb_strategy_placement(&s, 3, device);
+    test_result r;
+    pb_error err;
+    assert_int_equal(test_run(*state, g, &tc.c, &s, &r, &err), PB_OK);
+    test_expect(&r, 86, 3007, 3000);
+    assert_true(r.busy[0] == 16 && r.busy[1] == 20);
+    assert_true(r.link[0 * 2 + 1] == 15 && r.link[1 * 2 + 0] == 35);
+    assert_true(r.start[1] == 25 && r.end[1] == 45 && r.start[2] == 80 && r.end[2] == 86);
+    assert_true(fabs(r.ev.monetary_cost - 2.58e-7) < 1e-18);
+    graph_free(g);
+}
+
+/* x -> y = x W -> gW = x^T y -> upd(W, gW), batch-split over d0 (speed 1) and d1 (speed 2),
+ * one machine at 8000 B/µs, 12 µs latency.  Sizes: x, y 4000 (parts 2000), W and gW 1048576
+ * (gW parts 524288).  Part costs x 4, y 20, gW 30 on d0 and half on d1; upd 10 and 5.
+ * d0: x 0-4, W 4-4, y 4-24, gW 24-54; d1: x 0-2, W 2-2, y 2-12, gW 12-27. */
+static pb_graph *test_matmul_graph(void)
+{
+    test_op ops[5] = {
+        {"x", 8, 4000, 0, PB_ROLE_OP, PB_SPLIT_BATCH},
+        {"W", 0, 1048576, 0, PB_ROLE_PARAMETER, PB_SPLIT_NONE},
+        {"y", 40, 4000, 0, PB_ROLE_OP, PB_SPLIT_BATCH},
+        {"gW", 60, 1048576, 0, PB_ROLE_GRADIENT, PB_SPLIT_SUM},
+        {"upd", 10, 0, 0, PB_ROLE_APPLY, PB_SPLIT_NONE},
+    };
+    int edges[6][2] = {{0, 2}, {1, 2}, {0, 3}, {2, 3}, {1, 4}, {3, 4}};
+    return test_graph_build(ops, 5, edges, 6);
+}
+
+/* Two GPUs of different speeds in one group {d0, d1}. */
+static void test_matmul_cluster(test_cluster *tc)
+{
+    int machine[2] = {0, 0};
+    test_cluster_init(tc, 2, machine, 8000, 8000, 12);
+    tc->types[1].speed_vs_ref = 2;
+}
+
+/* AllReduce of the 524288-byte parts (512 KB) once both gradients are in (54): TAG's model at
+ * 8000 B/µs, max(trunc(0.0152514 * 512 + 129.3307), trunc(0.0975309 * 512 + 74.4366)) =
+ * max(137, 124) = 137, so 54-191; upd 191-201 on d0, 191-196 on d1.  Busy d0 4+20+30+10 = 64,
+ * d1 32.  Each device ends holding W and the reduced gradient: 2 * 1048576. */
+static void test_matmul_allreduce(void **state)
+{
+    pb_graph *g = test_matmul_graph();
+    test_cluster tc;
+    test_matmul_cluster(&tc);
+    static const int lists[] = {0, 1, -1};
+    test_strategy t;
+    test_strategy_init(&t, 5, lists, 1, PB_REPL_ALLREDUCE);
+    test_result r;
+    pb_error err;
+    if (test_run(*state, g, &tc.c, &t.s, &r, &err) != PB_OK)
+        fail_msg("%s", err.msg);
+    test_expect(&r, 201, 2097152, 2097152);
+    assert_true(r.busy[0] == 64 && r.busy[1] == 32);
+    assert_true(r.start[3] == 12 && r.end[3] == 191); /* gW: its replicas and its AllReduce */
+    assert_true(r.link[0 * 2 + 1] == 0 && r.link[1 * 2 + 0] == 0);
+    graph_free(g);
+}
+
+/* The same with a parameter server on d0: push gW1 -> d0 524288/8000 -> 65 + 12 = 77 (27-104),
+ * AddN at 104, upd0 104-114, pull the sum -> d1 1048576/8000 -> 131 + 12 = 143 (104-247),
+ * upd1 247-252. */
+static void test_matmul_ps(void **state)
+{
+    pb_graph *g = test_matmul_graph();
+    test_cluster tc;
+    test_matmul_cluster(&tc);
+    static const int lists[] = {0, 1, -1};
+    test_strategy t;
+    test_strategy_init(&t, 5, lists, 1, PB_REPL_PS);
+    test_result r;
+    pb_error err;
+    if (test_run(*state, g, &tc.c, &t.s, &r, &err) != PB_OK)
+        fail_msg("%s", err.msg);
+    test_expect(&r, 252, 2097152, 2097152);
+    assert_true(r.link[1 * 2 + 0] == 77 && r.link[0 * 2 + 1] == 143);
+    assert_true(r.busy[0] == 64 && r.busy[1] == 32);
+    graph_free(g);
+}
+
+/* Three machines: d0 | d1 | d2 d3.  p (d0, 5000 bytes) feeds q (d2), r (d3) and s (d1).  The
+ * link from machine 0 to machine 2 (100 B/µs) is shared by both transfers into it: p->q
+ * 5000/100 + 1 = 51 (10-61), p->r waits for it (61-112); p->s crosses the fast link 0->1
+ * (1000 B/µs): 6 µs (10-16).  q 61-62, r 112-113, s 16-17. */
+static void test_bottleneck(void **state)
+{
+    test_op ops[4] = {
+        {"p", 10, 5000, 0, 0, 0}, {"q", 1, 0, 0, 0, 0}, {"r", 1, 0, 0, 0, 0}, {"s", 1, 0, 0, 0, 0}};
+    int edges[3][2] = {{0, 1}, {0, 2}, {0, 3}};
+    pb_graph *g = test_graph_build(ops, 4, edges, 3);
+    test_cluster tc;
+    int machine[4] = {0, 1, 2, 2};
+    test_cluster_init(&tc, 4, machine, 10000, 1000, 1);
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++)
+            if ((machine[i] == 0 && machine[j] == 2) || (machine[i] == 2 && machine[j] == 0))
+                tc.bw[i * 4 + j] = 100;
+    int device[4] = {0, 2, 3, 1};
+    pb_strategy s;
+    pb_strategy_placement(&s, 4, device);
+    test_result r;
+    pb_error err;
+    assert_int_equal(test_run(*state, g, &tc.c, &s, &r, &err), PB_OK);
+    assert_true(r.ev.step_time_us == 113);
+    assert_true(r.start[1] == 61 && r.start[2] == 112 && r.start[3] == 16);
+    assert_true(r.link[0 * 4 + 2] == 51 && r.link[0 * 4 + 3] == 51 && r.link[0 * 4 + 1] == 6);
+    graph_free(g);
+}
+
+/* ---------------------------------------------------------------- bad input */
+
+static void test_refused(void **state, const pb_graph *g, const pb_cluster *c, const pb_strategy *s,
+                         const char *want)
+{
+    test_result r;
+    pb_error err = {{0}};
+    assert_int_equal(test_run(*state, g, c, s, &r, &err), PB_ERR);
+    if (!strstr(err.msg, want))
+        fail_msg("message '%s' lacks '%s'", err.msg, want);
+}
+
+static void test_bad_input(void **state)
+{
+    pb_graph *g = test_graph_file("tag_example.json");
+    test_cluster tc;
+    int machine[2] = {0, 0};
+    test_cluster_init(&tc, 2, machine, 8000, 8000, 12);
+    test_strategy t;
+    test_tag_dp(&t, g, PB_REPL_ALLREDUCE);
+    t.group[2] = 2;
+    test_refused(state, g, &tc.c, &t.s, "node 2 is given device group 2 (have 2 groups)");
+    t.group[2] = 0;
+    t.repl[2] = PB_REPL_NONE;
+    test_refused(state, g, &tc.c, &t.s, "node 2 is not replicated but its device group 0 has 2");
+    t.repl[2] = PB_REPL_SPLIT;
+    test_refused(state, g, &tc.c, &t.s, "node 'y': device group 0: option 'split'");
+    t.repl[2] = PB_REPL_ALLREDUCE;
+    graph_free(g);
+
+    /* without annotations a batch split cannot be compiled */
+    test_op ops[2] = {{"a", 1, 8, 0, 0, 0}, {"b", 1, 0, 0, 0, PB_SPLIT_NONE}};
+    int edges[1][2] = {{0, 1}};
+    g = test_graph_build(ops, 2, edges, 1);
+    static const int lists[] = {0, 1, -1};
+    test_strategy_init(&t, 2, lists, 1, PB_REPL_PS);
+    test_refused(state, g, &tc.c, &t.s, "node 'a': device group 0 with option 'ps' splits");
+    graph_free(g);
+
+    /* an optimizer op needs its gradient */
+    test_op opt[2] = {{"g", 1, 8, 0, 0, PB_SPLIT_SUM}, {"apply", 1, 0, 0, PB_ROLE_APPLY, 0}};
+    g = test_graph_build(opt, 2, edges, 1);
+    test_strategy_init(&t, 2, lists, 1, PB_REPL_ALLREDUCE);
+    test_refused(state, g, &tc.c, &t.s,
+                 "optimizer op 'apply' is replicated with option "
+                 "'allreduce' but none of its inputs has role 'gradient'");
+    graph_free(g);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_tag_example1),
+        cmocka_unit_test(test_tag_example2),
+        cmocka_unit_test(test_tag_example3),
+        cmocka_unit_test(test_tag_duplicate),
+        cmocka_unit_test(test_oom),
+        cmocka_unit_test(test_chain_two_types),
+        cmocka_unit_test(test_matmul_allreduce),
+        cmocka_unit_test(test_matmul_ps),
+        cmocka_unit_test(test_bottleneck),
+        cmocka_unit_test(test_bad_input),
+    };
+    return cmocka_run_group_tests(tests, test_setup, test_teardown);
+}
