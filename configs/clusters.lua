@@ -246,6 +246,25 @@ presets["tag-cloud"] = {
     end,
 }
 
+-- GDP (Zhou et al.) places graphs on one machine with a CPU and up to 8 NVIDIA P100s.  The paper
+-- names neither the CPU nor the links; assumed here: the host of NVIDIA's P100 DGX-1, two 20-core
+-- Xeon E5-2698 v4 (2.2 GHz; AVX2, 2 FMA x 8 fp32 lanes: 32 FLOP per cycle and core; 4 DDR4-2133
+-- channels of 17 GB/s per socket; 512 GiB) as one device of type CPU-host, and PCIe 3.0 between
+-- all devices.
+local gdp_host = { peak_flops = 40 * 32 * 2.2e9, mem_bandwidth = 2 * 4 * 17.06 * GBs,
+                   memory_bytes = 512 * GiB, price_per_hour = 0 }
+gdp_host.speed_vs_ref = gdp_host.peak_flops / reference.peak_flops
+presets["gdp-p100"] = {
+    about = "GDP: one machine, a host CPU (2 x Xeon E5-2698 v4) + 8 P100 on PCIe; the first n "
+        .. "of its 9 devices (the CPU first)",
+    build = function(n)
+        return first_devices(n, {
+            machines = { machine(links.pcie3, { "CPU-host", 1 }, { "P100", 8 }) },
+            types = { ["CPU-host"] = gdp_host },
+        })
+    end,
+}
+
 -- HeterPS §5: 4 GPU servers (8 V100 and 2 x 24 CPU cores each) and 10 CPU servers (2 x 24
 -- cores), 100 Gbps InfiniBand; 2.42 USD/h per GPU, 0.04 USD/h per CPU core.  Each CPU core is
 -- a device.  The paper does not give the V100s' memory size; 16 GB is assumed.  Inside a GPU

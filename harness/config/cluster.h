@@ -17,7 +17,8 @@
  *   tag-cloud    TAG §5.2 cloud, 32 GPUs on 6 machines (the first n devices);
  *   heterps      HeterPS cluster, 32 V100 and 672 CPU cores on 14 servers, with its prices
  *                (the first n devices);
- *   tag-random   TAG §5.2 random topology drawn from the seed (n = 1..48).
+ *   tag-random   TAG §5.2 random topology drawn from the seed (n = 1..48);
+ *   gdp-p100     GDP's machine: a host CPU and 8 P100s on PCIe (the first n of 9 devices).
  * A device count that does not fit the preset is an error ("cluster 'NAME': ...").  The link
  * matrices hold, for devices i != j, the link of their machine when they share one and the
  * network's otherwise; the diagonal holds the device's machine link.  cluster_preset uses

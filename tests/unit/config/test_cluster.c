@@ -148,6 +148,24 @@ static void test_default_seed(void **state)
     cluster_free(k);
 }
 
+/* ---------------------------------------------------------------- GDP's machine */
+
+/* A host CPU (2 x 20-core Xeon E5-2698 v4 at 2.2 GHz, 32 fp32 FLOP per cycle and core, 8 DDR4-2133
+ * channels, 512 GiB) and 8 P100s, all on PCIe 3.0 (12 GB/s, 5 µs). */
+static void test_gdp_p100(void **state)
+{
+    (void)state;
+    pb_cluster *c = build("gdp-p100", 9, 1);
+    assert_int_equal(c->n_machines, 1);
+    assert_int_equal(c->n_types, 2);
+    assert_type(type_of(c, 0), "CPU-host", 40 * 32 * 2.2e9, 8 * 17.06e9, 512 * GIB, 0.0);
+    for (int i = 1; i < 9; i++)
+        assert_type(type_of(c, i), "P100", 9.3e12, 732e9, 16 * GIB, 1.46);
+    assert_near(bw(c, 0, 1), 12000.0, 0);
+    assert_near(bw(c, 3, 8), 12000.0, 0);
+    cluster_free(c);
+}
+
 /* ---------------------------------------------------------------- TAG testbed and cloud */
 
 /* TAG §5.2: 4 x V100 32GB with NVLink; 4 machines of 2 x 1080Ti; 2 machines of 2 x P100;
@@ -385,9 +403,9 @@ static void test_presets_and_unknown(void **state)
     int n;
     pb_error err;
     assert_int_equal(cluster_presets(&p, &n, &err), PB_OK);
-    static const char *const want[] = {"heterps",   "heterps-types", "placeto-k80",
-                                       "tag-cloud", "tag-random",    "tag-testbed"};
-    assert_int_equal(n, 6);
+    static const char *const want[] = {"gdp-p100",  "heterps",    "heterps-types", "placeto-k80",
+                                       "tag-cloud", "tag-random", "tag-testbed"};
+    assert_int_equal(n, 7);
     for (int i = 0; i < n; i++) {
         assert_string_equal(p[i].name, want[i]);
         assert_true(strlen(p[i].about) > 10);
@@ -396,8 +414,8 @@ static void test_presets_and_unknown(void **state)
     assert_string_equal(build_fails("tag-testbd", 4, &err),
                         "unknown cluster preset 'tag-testbd' (did you mean 'tag-testbed'?)");
     assert_string_equal(build_fails("nothing-like-it", 4, &err),
-                        "unknown cluster preset 'nothing-like-it' (presets: heterps, "
-                        "heterps-types, placeto-k80, tag-cloud, tag-random, tag-testbed)");
+    static const char *const want[] = {"gdp-p100",  "heterps",    "heterps-types", "placeto-k80",
+                                       "tag-cloud", "tag-random", "tag-testbed"};
 }
 
 /* ---------------------------------------------------------------- config_cluster on own text */
@@ -520,12 +538,12 @@ static void test_catalog_errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_placeto_k80),         cmocka_unit_test(test_default_seed),
-        cmocka_unit_test(test_tag_testbed),         cmocka_unit_test(test_first_devices),
-        cmocka_unit_test(test_tag_cloud),           cmocka_unit_test(test_heterps),
-        cmocka_unit_test(test_random_ranges),       cmocka_unit_test(test_random_seeded),
-        cmocka_unit_test(test_presets_and_unknown), cmocka_unit_test(test_catalog_ok),
-        cmocka_unit_test(test_catalog_errors),
+        cmocka_unit_test(test_placeto_k80),   cmocka_unit_test(test_default_seed),
+        cmocka_unit_test(test_gdp_p100),      cmocka_unit_test(test_tag_testbed),
+        cmocka_unit_test(test_first_devices), cmocka_unit_test(test_tag_cloud),
+        cmocka_unit_test(test_heterps),       cmocka_unit_test(test_random_ranges),
+        cmocka_unit_test(test_random_seeded), cmocka_unit_test(test_presets_and_unknown),
+        cmocka_unit_test(test_catalog_ok),    cmocka_unit_test(test_catalog_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
