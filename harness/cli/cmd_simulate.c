@@ -3,6 +3,7 @@
 
 #include "cli_output.h"
 #include "cli_sim.h"
+#include "cli_strategy.h"
 #include "config/cluster.h"
 #include "model/graph.h"
 #include "plugin/loader.h"
@@ -19,8 +20,8 @@
 #include <string.h>
 
 static const char simulate_usage[] =
-    "placebench simulate --graph G.json --placement P.json [--devices N] [--json] "
-    "[--trace T.json] [--repeat K]";
+    "placebench simulate --graph G.json (--placement P.json | --strategy S.json) [--devices N] "
+    "[--simulator NAME] [--cluster NAME] [--json] [--trace T.json] [--repeat K]";
 
 static void simulate_print_help(void)
 {
@@ -51,12 +52,22 @@ static void simulate_print_help(void)
         "                      then stays busy delta2 more, which is not drawn.\n"
         "  --repeat K          evaluate the placement K times after loading and report the\n"
         "                      mean wall time of one simulator evaluation (\"eval_ns\"; the\n"
-        "                      text output adds it divided by the events)\n",
+        "                      text output adds it divided by the events)\n"
+        "  --strategy S.json   a strategy with device groups and replication options\n"
+        "                      (README \"Strategy files\"); implies --simulator topology\n"
+        "  --simulator NAME    the simulator plugin (default placeto; topology with\n"
+        "                      --strategy)\n"
+        "  --cluster NAME      the cluster preset (default placeto-k80; see 'placebench\n"
+        "                      cluster list'); a simulator other than placeto prints per\n"
+        "                      device its type, peak memory, compute and outgoing-link time,\n"
+        "                      and --json adds feasible, busy_us, link_busy_us (from x to:\n"
+        "                      row-major), throughput and monetary_cost.  --trace is drawn\n"
+        "                      for the placeto simulator only\n",
         simulate_usage);
 }
 
 typedef struct simulate_args {
-    const char *graph, *placement, *trace;
+    const char *graph, *placement, *trace, *strategy, *simulator, *cluster;
     int devices; /* 0: from the placement */
     int json;
     long repeat; /* 0: evaluate once, untimed */
@@ -75,8 +86,8 @@ static long simulate_parse_count(const char *text, long lo, long hi)
 
 static int simulate_option_value(const char *arg, int argc, char **argv, int *i, simulate_args *a)
 {
-    static const char *const known[] = {"--graph", "--placement", "--trace", "--devices",
-                                        "--repeat"};
+    static const char *const known[] = {"--graph",  "--placement", "--trace",     "--devices",
+                                        "--repeat", "--strategy",  "--simulator", "--cluster"};
     int is_known = 0;
     for (size_t k = 0; k < sizeof known / sizeof known[0]; k++)
         is_known |= strcmp(arg, known[k]) == 0;
@@ -91,6 +102,12 @@ static int simulate_option_value(const char *arg, int argc, char **argv, int *i,
         a->placement = value;
     else if (strcmp(arg, "--trace") == 0)
         a->trace = value;
+    else if (strcmp(arg, "--strategy") == 0)
+        a->strategy = value;
+    else if (strcmp(arg, "--simulator") == 0)
+        a->simulator = value;
+    else if (strcmp(arg, "--cluster") == 0)
+        a->cluster = value;
     else if (strcmp(arg, "--devices") == 0) {
         a->devices = (int)simulate_parse_count(value, 1, 4096);
         if (a->devices < 0)
@@ -120,8 +137,14 @@ static int simulate_parse_args(int argc, char **argv, simulate_args *a)
         if (status)
             return status;
     }
-    if (!a->graph || !a->placement)
+    if (!a->graph || !a->placement == !a->strategy)
         return cli_usage(simulate_usage);
+    if (!a->simulator)
+        a->simulator = a->strategy ? "topology" : "placeto";
+    if (!a->cluster)
+        a->cluster = "placeto-k80";
+    if (a->trace && strcmp(a->simulator, "placeto") != 0)
+        return cli_error("simulate: --trace is drawn for the placeto simulator only");
     return 0;
 }
 
@@ -443,19 +466,24 @@ static int simulate_evaluate(cli_sim *s, const simulate_args *a, const pb_strate
     return PB_OK;
 }
 
-/* Everything after the graph and placement are read: cluster, simulator, output. */
-static int simulate_run(const simulate_args *a, const pb_graph *g, const simulate_placement *p)
+/* Everything after the graph and the placement (p) or strategy (st) are read: cluster,
+ * simulator, output. */
+static int simulate_run(const simulate_args *a, const pb_graph *g, const simulate_placement *p,
+                        const cli_strategy *st)
 {
-    int n_devices = a->devices ? a->devices : p->max_device + 1;
+    int n_devices = a->devices ? a->devices : 1 + (st ? st->max_device : p->max_device);
     const pb_graph *level = p->by_group ? g->grouped : g;
     for (int v = 0; v < p->n; v++)
         if (p->device[v] >= n_devices)
             return cli_error("simulate: %s: %s '%s' is placed on device %d, but --devices is %d",
                              a->placement, p->by_group ? "group" : "op", level->node_name[v],
                              p->device[v], n_devices);
+    if (st && st->max_device >= n_devices)
+        return cli_error("simulate: %s: names device %d, but --devices is %d", a->strategy,
+                         st->max_device, n_devices);
     pb_error err;
     pb_cluster *c = NULL;
-    if (cluster_preset("placeto-k80", n_devices, &c, &err) != PB_OK)
+    if (cluster_preset(a->cluster, n_devices, &c, &err) != PB_OK)
         return cli_error("simulate: %s", err.msg);
     int *op_device = malloc((size_t)(g->n_nodes > 0 ? g->n_nodes : 1) * sizeof(int));
     loader *l = op_device ? loader_new(NULL, 0, &err) : NULL;
@@ -464,18 +492,25 @@ static int simulate_run(const simulate_args *a, const pb_graph *g, const simulat
     pb_strategy ops;
     double eval_ns = 0;
     int rc = l ? PB_OK : (op_device ? PB_ERR : pb_errorf(&err, "out of memory"));
-    if (rc == PB_OK)
+    if (rc == PB_OK && st)
+        ops = st->s;
+    else if (rc == PB_OK)
         rc = simulate_op_strategy(g, p, op_device, &ops, &err);
     if (rc == PB_OK)
         rc = cli_sim_result_init(&r, n_devices, g, a->trace != NULL, &err);
     if (rc == PB_OK)
-        rc = cli_sim_open(&s, l, "placeto", g, c, &err);
+        rc = cli_sim_open(&s, l, a->simulator, g, c, &err);
     if (rc == PB_OK)
         rc = simulate_evaluate(&s, a, &ops, &r.eval, &eval_ns, &err);
     int status = rc == PB_OK ? 0 : cli_error("simulate: %s", err.msg);
+    int placeto = strcmp(a->simulator, "placeto") == 0;
     if (status == 0 && a->trace)
         status = simulate_write_trace(a->trace, g, op_device, n_devices, &r.eval);
-    if (status == 0 && a->json)
+    if (status == 0 && !placeto && a->json)
+        cli_strategy_print_json(&r.eval, c, a->repeat > 0 ? eval_ns : -1);
+    else if (status == 0 && !placeto)
+        cli_strategy_print_text(&r.eval, c);
+    else if (status == 0 && a->json)
         simulate_print_json(&r.eval, n_devices, eval_ns, a->repeat > 0);
     else if (status == 0)
         simulate_print_text(a, g, p, c, &r.eval, eval_ns);
@@ -500,12 +535,17 @@ int cmd_simulate(int argc, char **argv)
     pb_graph *g = NULL;
     if (nodelink_read(a.graph, &g, &err) != PB_OK)
         return cli_error("simulate: %s", err.msg);
-    simulate_placement p;
-    if (simulate_read_placement(a.placement, g, &p, &err) != PB_OK) {
+    simulate_placement p = {0};
+    cli_strategy st;
+    int rc = a.strategy ? cli_strategy_read(a.strategy, g, &st, &err)
+                        : simulate_read_placement(a.placement, g, &p, &err);
+    if (rc != PB_OK) {
         graph_free(g);
         return cli_error("simulate: %s", err.msg);
     }
-    status = simulate_run(&a, g, &p);
+    status = simulate_run(&a, g, &p, a.strategy ? &st : NULL);
+    if (a.strategy)
+        cli_strategy_free(&st);
     free(p.device);
     graph_free(g);
     return status;

@@ -1,0 +1,101 @@
+# `placebench simulate --strategy` with the topology simulator on TAG's worked-example graph
+# (tests/data/topology/tag_example.json, specs/tag.md §12): data parallelism with AllReduce on two
+# K80s of the placeto-k80 preset (one machine, 7600 B/µs), figures computed by hand below; a plain
+# placement through --simulator topology; and the one-line errors for bad strategy files.
+source "$(dirname "$0")/lib/common.bash"
+
+graph="$PB_TESTDATA/topology/tag_example.json"
+cat >dp.json <<'JSON'
+{"device_groups": {"both": [0, 1], "first": [0]},
+ "default": {"group": "both", "option": "allreduce"},
+ "ops": {"GradientDescent": {"group": "first"}}}
+JSON
+
+# TAG's Example 2 schedule with the NCCL model at 7600 B/µs (coefficients x 2810/7600):
+# max(trunc(0.0160543 * 128 + 136.1376), trunc(0.1026657 * 128 + 78.3560)) = max(138, 91) = 138.
+# Each K80: x 0-6, W 6-8, lr 8-9, y 9-61, gW 61-103; AllReduce 103-241; upd 241-261; the NoOp on
+# GPU 0 261-264.  Busy [126, 123]; peaks W + lr + the reduced gradient = 524292.
+"$PB_BIN" simulate --graph "$graph" --strategy dp.json --cluster placeto-k80 --json >dp.out ||
+    fail "simulate --strategy failed"
+python3 - dp.out <<'PY' || fail "simulate --strategy --json: $(cat dp.out)"
+import json, sys
+out = json.load(open(sys.argv[1]))
+assert out["step_time_us"] == 264, out
+assert out["peak_memory_bytes"] == [524292, 524292], out
+assert out["busy_us"] == [126, 123], out
+assert out["feasible"] is True and out["link_busy_us"] == [0, 0, 0, 0], out
+PY
+echo "ok: DP with AllReduce on two K80s: 264 us, peaks 524292"
+
+# Proportional shares 3:1 are normalised to 0.75 / 0.25 (no replica costs for them: cost x share):
+# GPU 1 computes x 2.5, y 25, gW 20; GPU 0 x 7.5, y 75, gW 60.
+cat >shares.json <<'JSON'
+{"device_groups": {"both": [0, 1], "first": [0]},
+ "default": {"group": "both", "option": "allreduce"},
+ "ops": {"GradientDescent": {"group": "first"}},
+ "shares": {"both": [3, 1]}}
+JSON
+"$PB_BIN" simulate --graph "$graph" --strategy shares.json --cluster placeto-k80 --json >shares.out ||
+    fail "simulate with shares failed"
+python3 - shares.out <<'PY' || fail "simulate with shares: $(cat shares.out)"
+import json, sys
+out = json.load(open(sys.argv[1]))
+assert out["busy_us"] == [7.5 + 2 + 1 + 75 + 60 + 20 + 3, 2.5 + 2 + 1 + 25 + 20 + 20], out
+PY
+echo "ok: batch shares"
+
+# Example 1's placement (x and the NoOp on GPU 0) on the K80s through the placement reader:
+# x 0-10, x -> GPU 1 twice (65536 / 7600 -> 8 + 0 us: 10-18, 18-26), y 18-118, gW 118-198,
+# upd 198-218, the NoOp 218-221.
+echo '{"x": 0, "W": 1, "y": 1, "gW": 1, "lr": 1, "upd": 1, "GradientDescent": 0}' >mp.json
+"$PB_BIN" simulate --graph "$graph" --placement mp.json --simulator topology --json >mp.out ||
+    fail "simulate --placement --simulator topology failed"
+python3 - mp.out <<'PY' || fail "simulate --simulator topology: $(cat mp.out)"
+import json, sys
+out = json.load(open(sys.argv[1]))
+assert out["step_time_us"] == 221, out
+assert out["link_busy_us"] == [0, 16, 0, 0], out
+PY
+"$PB_BIN" simulate --graph "$graph" --strategy dp.json --cluster placeto-k80 >dp.txt
+grep -q "^step time   264 us" dp.txt || fail "text output: $(cat dp.txt)"
+echo "ok: a plain placement and the text output"
+
+# expect_error NEEDLE ARGS... — simulate must fail (not by a signal) with NEEDLE on stderr.
+expect_error() {
+    local needle=$1
+    shift
+    local status=0
+    "$PB_BIN" simulate "$@" >out.txt 2>err.txt || status=$?
+    [ "$status" -ne 0 ] || fail "simulate $*: exit status 0"
+    [ "$status" -lt 128 ] || fail "simulate $*: killed by a signal ($status)"
+    [ ! -s out.txt ] || fail "simulate $*: printed on stdout: $(cat out.txt)"
+    grep -qF -- "$needle" err.txt || fail "simulate $*: error lacks \"$needle\": $(cat err.txt)"
+    echo "ok: $(cat err.txt)"
+}
+sed 's/"first"}}}/"frist"}}}/' dp.json >typo.json
+expect_error "typo.json: op 'GradientDescent': unknown device group 'frist' (did you mean 'first'?)" \
+    --graph "$graph" --strategy typo.json
+sed 's/{"group": "first"}/{"group": "both", "option": "none"}/' dp.json >none.json
+expect_error "op 'GradientDescent': option 'none' puts an op on one device, but device group 'both' has 2" \
+    --graph "$graph" --strategy none.json
+sed 's/"allreduce"/"all-reduce"/' dp.json >word.json
+expect_error "default: unknown option 'all-reduce'" --graph "$graph" --strategy word.json
+echo '{"device_groups": {"a": [0]}, "ops": {"x": {"group": "a"}}}' >partial.json
+expect_error "op 'W' has no device group" --graph "$graph" --strategy partial.json
+sed 's/"allreduce"/"split"/' dp.json >split.json
+expect_error "node 'x': device group 0: option 'split' (model-parallel) is not supported" \
+    --graph "$graph" --strategy split.json
+# A graph without the split annotations cannot be batch-split.
+python3 - "$graph" >bare.json <<'PY'
+import json, sys
+g = json.load(open(sys.argv[1]))
+for n in g["nodes"]:
+    n.pop("split", None)
+print(json.dumps(g))
+PY
+expect_error "node 'x': device group 0 with option 'allreduce' splits the batch, but the node has no 'split' annotation" \
+    --graph bare.json --strategy dp.json
+expect_error "--trace is drawn for the placeto simulator only" \
+    --graph "$graph" --strategy dp.json --trace t.json
+expect_error "usage" --graph "$graph" --strategy dp.json --placement mp.json
+echo "ok: bad strategies refused"
