@@ -1,6 +1,7 @@
 /* topology.c — the topology simulator: TAG's virtual runtime (specs/tag.md §4) running the
  * strategy compiler's execution graph (placebench/compile.h) on a heterogeneous cluster. */
 #include "placebench.h"
+#include "topology_heap.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -56,12 +57,6 @@ typedef struct topo_task {
     double amount; /* cost (COMPUTE) or bytes (TRANSFER, COLLECTIVE) */
     double start, end;
 } topo_task;
-
-/* A finished-task entry of the heap. */
-typedef struct topo_entry {
-    double end;
-    int task;
-} topo_entry;
 
 /* A tensor copy on one device: (node, port, device). */
 typedef struct topo_buffer {
@@ -308,57 +303,6 @@ static int topo_prepare(void *instance, const pb_graph *g, const pb_cluster *c, 
     }
     *prepared = p;
     return PB_OK;
-}
-
-/* ---------------------------------------------------------------- the heap */
-
-/*
- * Rust's BinaryHeap (a max-heap) with the order reversed on the end time alone, so that ties
- * pop in the order the reference's do (specs/tag.md §4.3): "a <= b" is a.end >= b.end.
- */
-static int topo_le(const topo_entry *a, const topo_entry *b)
-{
-    return a->end >= b->end;
-}
-
-static void topo_sift_up(topo_entry *h, int pos, topo_entry x)
-{
-    while (pos > 0) {
-        int parent = (pos - 1) / 2;
-        if (topo_le(&x, &h[parent]))
-            break;
-        h[pos] = h[parent];
-        pos = parent;
-    }
-    h[pos] = x;
-}
-
-static void topo_push(topo_entry *h, int *n, topo_entry x)
-{
-    topo_sift_up(h, (*n)++, x);
-}
-
-/* BinaryHeap::pop: the last entry replaces the root, the hole walks to the bottom along the
- * children that are not <= their sibling, and the entry climbs back from there. */
-static topo_entry topo_pop(topo_entry *h, int *n)
-{
-    topo_entry last = h[--*n];
-    if (*n == 0)
-        return last;
-    topo_entry top = h[0];
-    int end = *n, pos = 0, child = 1;
-    while (child + 1 < end) {
-        child += topo_le(&h[child], &h[child + 1]);
-        h[pos] = h[child];
-        pos = child;
-        child = 2 * pos + 1;
-    }
-    if (child == end - 1) {
-        h[pos] = h[child];
-        pos = child;
-    }
-    topo_sift_up(h, pos, last);
-    return top;
 }
 
 /* ---------------------------------------------------------------- building the tasks */

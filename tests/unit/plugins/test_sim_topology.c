@@ -82,6 +82,8 @@ static int test_setup(void **state)
 static int test_teardown(void **state)
 {
     test_sim *s = *state;
+    if (!s)
+        return 0;
     ((const pb_simulator_ops *)s->desc->ops)->destroy(s->instance);
     option_set_free(&s->defaults);
     dlclose(s->so);
@@ -477,6 +479,44 @@ static void test_bottleneck(void **state)
     graph_free(g);
 }
 
+/* Two AllReduce instances run in reverse creation order (specs/tag.md §4.4, "Collective
+ * order"): nodes x, W1, W2, g1, g2, u1, u2 on GPUs d0 and d1 of one machine at 2810 B/µs (the
+ * NCCL model unscaled).  Parts: x 5, g1 10, g2 100 µs; u1, u2 4.  Each GPU: x 0-5, then g1
+ * and g2 in the order the heap's ties release them, both done at 115.  The gradients' halves are
+ * 1024 bytes (1 KB): max(trunc(0.0434 + 368.2), trunc(0.2777 + 211.9)) = 368 µs.  Instance 0 (g1,
+ * created first, for u1) waits for instance 1 (g2): 115-483, then 483-851; u2 483-487, u1 851-855.
+ */
+static void test_collective_order(void **state)
+{
+    test_op ops[7] = {
+        {"x", 10, 4000, 0, PB_ROLE_OP, PB_SPLIT_BATCH},
+        {"W1", 0, 2048, 0, PB_ROLE_PARAMETER, PB_SPLIT_NONE},
+        {"W2", 0, 2048, 0, PB_ROLE_PARAMETER, PB_SPLIT_NONE},
+        {"g1", 20, 2048, 0, PB_ROLE_GRADIENT, PB_SPLIT_SUM},
+        {"g2", 200, 2048, 0, PB_ROLE_GRADIENT, PB_SPLIT_SUM},
+        {"u1", 4, 0, 0, PB_ROLE_APPLY, PB_SPLIT_NONE},
+        {"u2", 4, 0, 0, PB_ROLE_APPLY, PB_SPLIT_NONE},
+    };
+    int edges[6][2] = {{0, 3}, {0, 4}, {1, 5}, {3, 5}, {2, 6}, {4, 6}};
+    pb_graph *g = test_graph_build(ops, 7, edges, 6);
+    test_cluster tc;
+    int machine[2] = {0, 0};
+    test_cluster_init(&tc, 2, machine, 2810, 2810, 12);
+    static const int lists[] = {0, 1, -1};
+    test_strategy t;
+    test_strategy_init(&t, 7, lists, 1, PB_REPL_ALLREDUCE);
+    test_result r;
+    pb_error err;
+    if (test_run(*state, g, &tc.c, &t.s, &r, &err) != PB_OK)
+        fail_msg("%s", err.msg);
+    assert_true(r.ev.step_time_us == 855);
+    assert_true(r.start[3] == 5 && r.end[3] == 851); /* g1 and its AllReduce */
+    assert_true(r.end[4] == 483);                    /* g2 and its AllReduce */
+    assert_true(r.start[6] == 483 && r.start[5] == 851);
+    assert_true(r.busy[0] == 123 && r.busy[1] == 123);
+    graph_free(g);
+}
+
 /* ---------------------------------------------------------------- bad input */
 
 static void test_refused(void **state, const pb_graph *g, const pb_cluster *c, const pb_strategy *s,
@@ -538,6 +578,7 @@ int main(void)
         cmocka_unit_test(test_matmul_allreduce),
         cmocka_unit_test(test_matmul_ps),
         cmocka_unit_test(test_bottleneck),
+        cmocka_unit_test(test_collective_order),
         cmocka_unit_test(test_bad_input),
     };
     return cmocka_run_group_tests(tests, test_setup, test_teardown);
