@@ -82,9 +82,6 @@ sed 's/"allreduce"/"all-reduce"/' dp.json >word.json
 expect_error "default: unknown option 'all-reduce'" --graph "$graph" --strategy word.json
 echo '{"device_groups": {"a": [0]}, "ops": {"x": {"group": "a"}}}' >partial.json
 expect_error "op 'W' has no device group" --graph "$graph" --strategy partial.json
-sed 's/"allreduce"/"split"/' dp.json >split.json
-expect_error "node 'x': device group 0: option 'split' (model-parallel) is not supported" \
-    --graph "$graph" --strategy split.json
 # A graph without the split annotations cannot be batch-split.
 python3 - "$graph" >bare.json <<'PY'
 import json, sys

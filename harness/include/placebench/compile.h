@@ -20,7 +20,9 @@ extern "C" {
  *     device, in the group's device order.  Under PB_REPL_ALLREDUCE or PB_REPL_PS with n > 1 an
  *     op whose split class is BATCH or SUM is batch-split ("part": replica r computes share r of
  *     the batch, strategy device_share or 1/n); every other replica computes the whole op
- *     ("full": PB_REPL_DUPLICATE, class NONE, optimizer ops).  PB_REPL_SPLIT is refused.
+ *     ("full": PB_REPL_DUPLICATE, class NONE, optimizer ops).  PB_REPL_SPLIT is refused: a
+ *     simulator places split ops first (the topology simulator partitions them with METIS,
+ *     which the library does not link).
  *   - A parameter takes the device group and option of the first optimizer op it feeds.
  *   - A part consumer reads a BATCH-class producer by parts (replica to replica when the
  *     producer is split the same way, else through a Split on the producer's first device, or a

@@ -1,5 +1,6 @@
 /* topology.c — the topology simulator: TAG's virtual runtime (specs/tag.md §4) running the
  * strategy compiler's execution graph (placebench/compile.h) on a heterogeneous cluster. */
+#include "metis_part.h"
 #include "placebench.h"
 #include "topology_heap.h"
 
@@ -33,6 +34,13 @@
  *   for the last member's bytes: max(trunc(a1 KB + b1), trunc(a2 KB + b2)), KB = bytes >> 10,
  *   coefficients scaled by nccl_ref_bandwidth / the group's bandwidth (the slowest link between
  *   its machines, or inside its one machine).
+ *
+ *   Model-parallel split (PB_REPL_SPLIT, which the compiler refuses): resolved here into plain
+ *   placements first, as TAG's search builds its "MP" action (specs/tag.md §6): the split ops of
+ *   one op group (of the graph's grouping; all split ops of the device group when the graph has
+ *   none) are partitioned over the device group's devices by METIS (vertex weight 1 + parameter
+ *   elements / 100000, edge weight the tensor's elements or 1000 for an empty one, imbalance
+ *   1.5), and each op goes alone on the device of its part.
  *
  *   Memory.  A tensor occupies its producer's device from the producer's end, and each remote
  *   device from its first arrival there, until the last task reading that copy ends; frees come
@@ -582,6 +590,145 @@ static double topo_loop(topo_prepared *p, const pb_compiled *cg, int n_tasks, lo
     return run.time;
 }
 
+/* ---------------------------------------------------------------- model-parallel split */
+
+/* A strategy with every split op placed alone on one device: the original device groups, then
+ * one group per device (group n_groups + d holds device d). */
+typedef struct topo_split {
+    pb_strategy s;
+    int *device, *repl, *start, *devices, *member, *local, *xadj, *adj, *vwgt, *adjwgt, *part;
+    double *share;
+} topo_split;
+
+static void topo_split_free(topo_split *t)
+{
+    void *arrays[] = {t->device, t->repl, t->start, t->devices, t->member, t->local,
+                      t->xadj,   t->adj,  t->vwgt,  t->adjwgt,  t->part,   t->share};
+    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
+        free(arrays[i]);
+}
+
+/* The tensor elements METIS weighs an edge by (TAG: bytes / 4, and 1000 for an empty tensor). */
+static int topo_split_weight(double bytes)
+{
+    double elements = floor(bytes / 4);
+    return elements < 1 ? 1000 : elements > 1e9 ? 1000000000 : (int)elements;
+}
+
+/* Partitions the k members (ops) over device group dg and places each alone on its part's
+ * device. */
+static int topo_split_unit(const pb_graph *g, const pb_strategy *s, topo_split *t, int k, int dg,
+                           pb_error *err)
+{
+    for (int i = 0; i < k; i++)
+        t->local[t->member[i]] = i;
+    int m = 0;
+    for (int i = 0; i < k; i++) {
+        int v = t->member[i];
+        t->xadj[i] = m;
+        for (int j = g->succ_start[v]; j < g->succ_start[v + 1]; j++)
+            if (t->local[g->succ[j]] >= 0) {
+                t->adj[m] = t->local[g->succ[j]];
+                t->adjwgt[m++] = topo_split_weight(g->edge_bytes[g->succ_edge[j]]);
+            }
+        for (int j = g->pred_start[v]; j < g->pred_start[v + 1]; j++)
+            if (t->local[g->pred[j]] >= 0) {
+                t->adj[m] = t->local[g->pred[j]];
+                t->adjwgt[m++] = topo_split_weight(g->edge_bytes[g->pred_edge[j]]);
+            }
+        double elements = floor(g->param_bytes[v] / 4 / 100000);
+        t->vwgt[i] = 1 + (elements > 1e8 ? 100000000 : (int)elements);
+    }
+    t->xadj[k] = m;
+    const int *devs = s->group_devices + s->group_start[dg];
+    int parts = s->group_start[dg + 1] - s->group_start[dg];
+    if (metis_partition(k, t->xadj, t->adj, t->vwgt, t->adjwgt, parts, 1.5, t->part, err))
+        return PB_ERR;
+    for (int i = 0; i < k; i++) {
+        int v = t->member[i];
+        t->local[v] = -1;
+        t->device[v] = s->n_device_groups + devs[t->part[i]];
+        t->repl[v] = PB_REPL_NONE;
+    }
+    return PB_OK;
+}
+
+/* Allocates t for g and the groups of s plus one per device; -1 when out of memory. */
+static int topo_split_alloc(topo_split *t, const pb_strategy *s, const pb_graph *g, int nd)
+{
+    int ng = s->n_device_groups, total = s->group_start[ng];
+    size_t nn = (size_t)(g->n_nodes > 0 ? g->n_nodes : 1), ne = 2 * (size_t)g->n_edges + 1;
+    t->device = malloc(nn * sizeof(int));
+    t->repl = malloc(nn * sizeof(int));
+    t->start = malloc(((size_t)ng + (size_t)nd + 1) * sizeof(int));
+    t->devices = malloc(((size_t)total + (size_t)nd) * sizeof(int));
+    t->share = malloc(((size_t)total + (size_t)nd) * sizeof(double));
+    t->member = malloc(nn * sizeof(int));
+    t->local = malloc(nn * sizeof(int));
+    t->xadj = malloc((nn + 1) * sizeof(int));
+    t->vwgt = malloc(nn * sizeof(int));
+    t->part = malloc(nn * sizeof(int));
+    t->adj = malloc(ne * sizeof(int));
+    t->adjwgt = malloc(ne * sizeof(int));
+    return t->device && t->repl && t->start && t->devices && t->share && t->member && t->local &&
+                   t->xadj && t->vwgt && t->part && t->adj && t->adjwgt
+               ? 0
+               : -1;
+}
+
+/* *out is s, or (when s has split ops) t->s with every split op placed by METIS. */
+static int topo_resolve_split(const topo_prepared *p, const pb_strategy *s, topo_split *t,
+                              const pb_strategy **out, pb_error *err)
+{
+    const pb_graph *g = p->g;
+    int n = g->n_nodes, any = 0;
+    *out = s;
+    if (s->kind != PB_STRATEGY_REPLICATED || pb_strategy_check(s, n, p->c, err))
+        return s->kind == PB_STRATEGY_REPLICATED ? PB_ERR : PB_OK;
+    for (int v = 0; v < n && !any; v++)
+        any = s->replication[v] == PB_REPL_SPLIT;
+    if (!any)
+        return PB_OK;
+    int ng = s->n_device_groups, total = s->group_start[ng], nd = p->nd;
+    if (topo_split_alloc(t, s, g, nd))
+        return pb_errorf(err, "out of memory");
+    const double *share = s->struct_size >= sizeof *s ? s->device_share : NULL;
+    memcpy(t->start, s->group_start, ((size_t)ng + 1) * sizeof(int));
+    memcpy(t->devices, s->group_devices, (size_t)total * sizeof(int));
+    if (share)
+        memcpy(t->share, share, (size_t)total * sizeof(double));
+    for (int d = 0; d < nd; d++) {
+        t->devices[total + d] = d;
+        t->share[total + d] = 1;
+        t->start[ng + d + 1] = total + d + 1;
+    }
+    memcpy(t->device, s->device, (size_t)n * sizeof(int));
+    memcpy(t->repl, s->replication, (size_t)n * sizeof(int));
+    for (int v = 0; v < n; v++)
+        t->local[v] = -1;
+    for (int v = 0; v < n; v++) {
+        if (t->repl[v] != PB_REPL_SPLIT)
+            continue;
+        int k = 0, dg = s->device[v], unit = g->group_of ? g->group_of[v] : -1;
+        for (int u = v; u < n; u++)
+            if (t->repl[u] == PB_REPL_SPLIT && s->device[u] == dg &&
+                (!g->group_of || g->group_of[u] == unit))
+                t->member[k++] = u;
+        if (topo_split_unit(g, s, t, k, dg, err))
+            return PB_ERR;
+    }
+    t->s = *s;
+    t->s.struct_size = sizeof t->s;
+    t->s.device = t->device;
+    t->s.replication = t->repl;
+    t->s.n_device_groups = ng + nd;
+    t->s.group_start = t->start;
+    t->s.group_devices = t->devices;
+    t->s.device_share = share ? t->share : NULL;
+    *out = &t->s;
+    return PB_OK;
+}
+
 /* ---------------------------------------------------------------- evaluate */
 
 /* Zeroes the per-evaluation state; resident parameters open each device's memory. */
@@ -656,7 +803,13 @@ static int topo_evaluate(void *prepared, const pb_strategy *s, pb_eval *out, pb_
 {
     topo_prepared *p = prepared;
     const pb_compiled *cg;
-    if (pb_compile(p->compiler, p->g, p->c, s, &cg, err))
+    const pb_strategy *resolved;
+    topo_split split = {0};
+    int rc = topo_resolve_split(p, s, &split, &resolved, err);
+    if (rc == PB_OK)
+        rc = pb_compile(p->compiler, p->g, p->c, resolved, &cg, err);
+    topo_split_free(&split);
+    if (rc != PB_OK)
         return PB_ERR;
     int n_tasks, n_buffers;
     if (topo_reserve(p, cg) || topo_build(p, cg, &n_tasks, &n_buffers) ||

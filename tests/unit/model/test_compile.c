@@ -257,6 +257,19 @@ static void test_shares(void **state)
     assert_non_null(strstr(err.msg, "the batch shares of device group 0 sum to 1.25"));
 }
 
+/* The library compiler refuses a model-parallel split (simulators resolve it with METIS). */
+static void test_split_refused(void **state)
+{
+    test_fixture *f = *state;
+    test_dp(f, PB_REPL_ALLREDUCE);
+    f->repl[Y] = PB_REPL_SPLIT;
+    pb_error err = {{0}};
+    const pb_compiled *out;
+    assert_int_equal(pb_compile(f->compiler, f->g, &f->c, &f->s, &out, &err), PB_ERR);
+    assert_string_equal(err.msg, "node 'y': device group 0: option 'split' (model-parallel) is "
+                                 "not supported by the strategy compiler");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -266,6 +279,7 @@ int main(void)
         cmocka_unit_test(test_split_insertion),
         cmocka_unit_test(test_concat_insertion),
         cmocka_unit_test(test_shares),
+        cmocka_unit_test(test_split_refused),
     };
     return cmocka_run_group_tests(tests, test_setup, test_teardown);
 }

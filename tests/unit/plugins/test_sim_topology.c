@@ -517,6 +517,59 @@ static void test_collective_order(void **state)
     graph_free(g);
 }
 
+/* ---------------------------------------------------------------- model-parallel split */
+
+/* a -> b split over {d0, d1} (two machines, 2810 B/µs, 12 µs): two ops, two parts, so METIS is
+ * not called and op i takes part i.  a 0-10 on d0, 28100 bytes -> d1 in 10 + 12 (10-32), b 32-37
+ * on d1. */
+static void test_split_two_ops(void **state)
+{
+    test_op ops[2] = {{"a", 10, 28100, 0, 0, 0}, {"b", 5, 0, 0, 0, 0}};
+    int edges[1][2] = {{0, 1}};
+    pb_graph *g = test_graph_build(ops, 2, edges, 1);
+    test_cluster tc;
+    int machine[2] = {0, 1};
+    test_cluster_init(&tc, 2, machine, 2810, 2810, 12);
+    static const int lists[] = {0, 1, -1};
+    test_strategy t;
+    test_strategy_init(&t, 2, lists, 1, PB_REPL_SPLIT);
+    test_result r;
+    pb_error err;
+    if (test_run(*state, g, &tc.c, &t.s, &r, &err) != PB_OK)
+        fail_msg("%s", err.msg);
+    assert_true(r.ev.step_time_us == 37);
+    assert_true(r.busy[0] == 10 && r.busy[1] == 5 && r.link[0 * 2 + 1] == 22);
+    graph_free(g);
+}
+
+/* Two independent chains a1 -> b1 and a2 -> b2 (10 µs each op, 1 MB tensors) split over
+ * {d0, d1}: METIS's cut of 0 puts each chain on its own device, so both run at once: 20 µs, no
+ * transfer; a placement cutting a chain would cost a transfer, one keeping both chains on one
+ * device 40 µs. */
+static void test_split_metis(void **state)
+{
+    test_op ops[4] = {{"a1", 10, 1e6, 0, 0, 0},
+                      {"b1", 10, 0, 0, 0, 0},
+                      {"a2", 10, 1e6, 0, 0, 0},
+                      {"b2", 10, 0, 0, 0, 0}};
+    int edges[2][2] = {{0, 1}, {2, 3}};
+    pb_graph *g = test_graph_build(ops, 4, edges, 2);
+    test_cluster tc;
+    int machine[2] = {0, 0};
+    test_cluster_init(&tc, 2, machine, 8000, 8000, 12);
+    static const int lists[] = {0, 1, -1};
+    test_strategy t;
+    test_strategy_init(&t, 4, lists, 1, PB_REPL_SPLIT);
+    test_result r;
+    pb_error err;
+    if (test_run(*state, g, &tc.c, &t.s, &r, &err) != PB_OK)
+        fail_msg("%s", err.msg);
+    assert_true(r.ev.step_time_us == 20);
+    assert_true(r.busy[0] == 20 && r.busy[1] == 20);
+    assert_true(r.link[0 * 2 + 1] == 0 && r.link[1 * 2 + 0] == 0);
+    graph_free(g);
+}
+
 /* ---------------------------------------------------------------- bad input */
 
 static void test_refused(void **state, const pb_graph *g, const pb_cluster *c, const pb_strategy *s,
@@ -542,9 +595,6 @@ static void test_bad_input(void **state)
     t.group[2] = 0;
     t.repl[2] = PB_REPL_NONE;
     test_refused(state, g, &tc.c, &t.s, "node 2 is not replicated but its device group 0 has 2");
-    t.repl[2] = PB_REPL_SPLIT;
-    test_refused(state, g, &tc.c, &t.s, "node 'y': device group 0: option 'split'");
-    t.repl[2] = PB_REPL_ALLREDUCE;
     graph_free(g);
 
     /* without annotations a batch split cannot be compiled */
@@ -579,6 +629,8 @@ int main(void)
         cmocka_unit_test(test_matmul_ps),
         cmocka_unit_test(test_bottleneck),
         cmocka_unit_test(test_collective_order),
+        cmocka_unit_test(test_split_two_ops),
+        cmocka_unit_test(test_split_metis),
         cmocka_unit_test(test_bad_input),
     };
     return cmocka_run_group_tests(tests, test_setup, test_teardown);
