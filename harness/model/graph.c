@@ -472,10 +472,12 @@ static int graph_build_annotations(const graph_builder *b, graph_owned *o)
     for (int v = 0; v < n; v++) {
         const gb_node *s = &b->nodes[v];
         int at = o->replica_cost_start[v];
+        o->replica_cost_start[v + 1] = at + s->n_replica_costs;
+        if (s->n_replica_costs == 0)
+            continue;
         memcpy(o->replica_cost_n + at, s->replica_cost_n, (size_t)s->n_replica_costs * sizeof(int));
         memcpy(o->replica_cost_us + at, s->replica_cost_us,
                (size_t)s->n_replica_costs * sizeof(double));
-        o->replica_cost_start[v + 1] = at + s->n_replica_costs;
     }
     return 0;
 }
