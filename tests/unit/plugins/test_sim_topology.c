@@ -570,6 +570,60 @@ static void test_split_metis(void **state)
     graph_free(g);
 }
 
+/* ---------------------------------------------------------------- the Placeto model */
+
+/*
+ * Where the topology and Placeto models coincide: two devices (Placeto's one outgoing bus per
+ * device is then the one link to the other device), delta1 = delta2 = 0 and latency 0, sizes
+ * that are multiples of the bandwidth (the topology model floors bytes / bandwidth), and at
+ * most one remote consumer per output port (Placeto sends a port once to all its remote
+ * consumers, the topology model once per edge).  a (d0) feeds b (d1) and c (d0); b and c feed d
+ * (d0); 100 B/µs.  a 0-10; a -> b 1000 B in 10 µs (10-20); c 10-40; b 20-40; b -> d 500 B in 5
+ * (40-45); d 45-50.  Both simulators give 50.
+ */
+static void test_placeto_agreement(void **state)
+{
+    test_op ops[4] = {{"a", 10, 1000, 0, 0, 0},
+                      {"b", 20, 500, 0, 0, 0},
+                      {"c", 30, 2000, 0, 0, 0},
+                      {"d", 5, 0, 0, 0, 0}};
+    int edges[4][2] = {{0, 1}, {0, 2}, {1, 3}, {2, 3}};
+    pb_graph *g = test_graph_build(ops, 4, edges, 4);
+    test_cluster tc;
+    int machine[2] = {0, 0};
+    test_cluster_init(&tc, 2, machine, 100, 100, 0);
+    tc.c.transfer_speed = 100;
+    int device[4] = {0, 1, 0, 0};
+    pb_strategy s;
+    pb_strategy_placement(&s, 4, device);
+    test_result r;
+    pb_error err;
+    assert_int_equal(test_run(*state, g, &tc.c, &s, &r, &err), PB_OK);
+    assert_true(r.ev.step_time_us == 50);
+
+    char path[4096];
+    snprintf(path, sizeof path, "%s/plugins/simulator-placeto.so", getenv("PB_BUILD"));
+    test_sim placeto = {0};
+    placeto.so = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    assert_non_null(placeto.so);
+    placeto.desc = dlsym(placeto.so, PB_DESCRIPTOR_SYMBOL_NAME);
+    assert_non_null(placeto.desc);
+    assert_int_equal(options_resolve(placeto.desc, NULL, 0, "placeto", &placeto.defaults, &err),
+                     PB_OK);
+    pb_create_args args = options_create_args(&placeto.defaults, NULL, 1);
+    assert_int_equal(
+        ((const pb_simulator_ops *)placeto.desc->ops)->create(&args, &placeto.instance, &err),
+        PB_OK);
+    test_result q;
+    if (test_run(&placeto, g, &tc.c, &s, &q, &err) != PB_OK)
+        fail_msg("placeto: %s", err.msg);
+    assert_true(q.ev.step_time_us == 50);
+    ((const pb_simulator_ops *)placeto.desc->ops)->destroy(placeto.instance);
+    option_set_free(&placeto.defaults);
+    dlclose(placeto.so);
+    graph_free(g);
+}
+
 /* ---------------------------------------------------------------- bad input */
 
 static void test_refused(void **state, const pb_graph *g, const pb_cluster *c, const pb_strategy *s,
@@ -631,6 +685,7 @@ int main(void)
         cmocka_unit_test(test_collective_order),
         cmocka_unit_test(test_split_two_ops),
         cmocka_unit_test(test_split_metis),
+        cmocka_unit_test(test_placeto_agreement),
         cmocka_unit_test(test_bad_input),
     };
     return cmocka_run_group_tests(tests, test_setup, test_teardown);
