@@ -309,6 +309,85 @@ int cli_strategy_read(const char *path, const pb_graph *g, cli_strategy *out, pb
     return rc;
 }
 
+/* ---------------------------------------------------------------- the compiled graph */
+
+/* Names of the compiled nodes: "<op>/replica_<r>", "<op>/aux_<kind>_<k>" (k counts the op's
+ * auxiliary nodes of that kind); names[v] is caller-freed. */
+static int strategy_compiled_names(const pb_graph *g, const pb_compiled *cg, char **names)
+{
+    static const char *const kinds[] = {"op", "split", "concat", "addn", "allreduce"};
+    int *count = calloc((size_t)g->n_nodes * 5 + 1, sizeof(int));
+    if (!count)
+        return -1;
+    for (int v = 0; v < cg->n_nodes; v++) {
+        const char *op = g->node_name[cg->origin[v]];
+        size_t len = strlen(op) + 40;
+        names[v] = malloc(len);
+        if (!names[v]) {
+            free(count);
+            return -1;
+        }
+        if (cg->kind[v] == PB_CNODE_OP)
+            snprintf(names[v], len, "%s/replica_%d", op, cg->replica[v]);
+        else
+            snprintf(names[v], len, "%s/aux_%s_%d", op, kinds[cg->kind[v]],
+                     count[cg->origin[v] * 5 + cg->kind[v]]++);
+    }
+    free(count);
+    return 0;
+}
+
+static json_t *strategy_compiled_json(const pb_graph *g, const pb_compiled *cg, char **names)
+{
+    static const char *const kinds[] = {"op", "split", "concat", "addn", "allreduce"};
+    json_t *nodes = json_array(), *links = json_array();
+    for (int v = 0; v < cg->n_nodes; v++) {
+        json_t *n =
+            json_pack("{s:s, s:s, s:s, s:i, s:f}", "id", names[v], "kind", kinds[cg->kind[v]], "op",
+                      g->node_name[cg->origin[v]], "device", cg->device[v], "cost", cg->cost_us[v]);
+        if (n && cg->kind[v] == PB_CNODE_OP)
+            json_object_set_new(n, "replica", json_integer(cg->replica[v]));
+        if (n && cg->collective[v] >= 0)
+            json_object_set_new(n, "collective", json_integer(cg->collective[v]));
+        json_array_append_new(nodes, n);
+        for (int i = cg->in_start[v]; i < cg->in_start[v + 1]; i++)
+            json_array_append_new(links, json_pack("{s:s, s:s, s:i, s:f}", "source",
+                                                   names[cg->in_src[i]], "target", names[v], "port",
+                                                   cg->in_port[i], "bytes", cg->in_bytes[i]));
+    }
+    return json_pack("{s:b, s:b, s:{s:s}, s:o, s:o}", "directed", 1, "multigraph", 0, "graph",
+                     "name", g->name, "nodes", nodes, "links", links);
+}
+
+int cli_strategy_write_compiled(const char *path, const pb_graph *g, const pb_cluster *c,
+                                const pb_strategy *s, pb_error *err)
+{
+    pb_compiler *compiler = pb_compiler_new();
+    if (!compiler)
+        return pb_errorf(err, "out of memory");
+    const pb_compiled *cg;
+    if (pb_compile(compiler, g, c, s, &cg, err)) {
+        pb_compiler_free(compiler);
+        return PB_ERR;
+    }
+    char **names = calloc((size_t)cg->n_nodes + 1, sizeof(char *));
+    json_t *root = NULL;
+    int rc = names && strategy_compiled_names(g, cg, names) == 0 ? PB_OK
+                                                                 : pb_errorf(err, "out of memory");
+    if (rc == PB_OK)
+        root = strategy_compiled_json(g, cg, names);
+    if (rc == PB_OK && !root)
+        rc = pb_errorf(err, "out of memory");
+    if (rc == PB_OK && json_dump_file(root, path, JSON_INDENT(1) | JSON_REAL_PRECISION(17)))
+        rc = pb_errorf(err, "%s: cannot write", path);
+    json_decref(root);
+    for (int v = 0; names && v < cg->n_nodes; v++)
+        free(names[v]);
+    free(names);
+    pb_compiler_free(compiler);
+    return rc;
+}
+
 /* ---------------------------------------------------------------- output */
 
 static void strategy_print_number(double d)

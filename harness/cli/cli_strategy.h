@@ -21,6 +21,13 @@ typedef struct cli_strategy {
 int cli_strategy_read(const char *path, const pb_graph *g, cli_strategy *out, pb_error *err);
 void cli_strategy_free(cli_strategy *s);
 
+/* Writes the distributed graph the strategy compiler makes of op-level strategy s of g on
+ * cluster c as node-link JSON to path: nodes "<op>/replica_<r>" and "<op>/aux_<kind>_<k>" with
+ * kind, op, device, replica, collective and cost; links with the output port and the bytes read
+ * (0: a control dependency).  A model-parallel split is refused (the simulator resolves it). */
+int cli_strategy_write_compiled(const char *path, const pb_graph *g, const pb_cluster *c,
+                                const pb_strategy *s, pb_error *err);
+
 /* Prints ev (arrays for c's devices, n_devices^2 link entries) as text: step time, feasibility,
  * throughput and cost, then per device its type, peak memory, compute time and the time its
  * outgoing links were busy. */

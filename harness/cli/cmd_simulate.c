@@ -21,7 +21,8 @@
 
 static const char simulate_usage[] =
     "placebench simulate --graph G.json (--placement P.json | --strategy S.json) [--devices N] "
-    "[--simulator NAME] [--cluster NAME] [--json] [--trace T.json] [--repeat K]";
+    "[--simulator NAME] [--cluster NAME] [--json] [--trace T.json] [--compiled C.json] "
+    "[--repeat K]";
 
 static void simulate_print_help(void)
 {
@@ -62,12 +63,16 @@ static void simulate_print_help(void)
         "                      device its type, peak memory, compute and outgoing-link time,\n"
         "                      and --json adds feasible, busy_us, link_busy_us (from x to:\n"
         "                      row-major), throughput and monetary_cost.  --trace is drawn\n"
-        "                      for the placeto simulator only\n",
+        "                      for the placeto simulator only\n"
+        "  --compiled C.json   also write, as node-link JSON, the distributed graph the\n"
+        "                      strategy compiler makes of the strategy or placement (replicas\n"
+        "                      and Split, Concat, AddN and AllReduce nodes, with devices,\n"
+        "                      costs and bytes; not for model-parallel split)\n",
         simulate_usage);
 }
 
 typedef struct simulate_args {
-    const char *graph, *placement, *trace, *strategy, *simulator, *cluster;
+    const char *graph, *placement, *trace, *strategy, *simulator, *cluster, *compiled;
     int devices; /* 0: from the placement */
     int json;
     long repeat; /* 0: evaluate once, untimed */
@@ -86,8 +91,9 @@ static long simulate_parse_count(const char *text, long lo, long hi)
 
 static int simulate_option_value(const char *arg, int argc, char **argv, int *i, simulate_args *a)
 {
-    static const char *const known[] = {"--graph",  "--placement", "--trace",     "--devices",
-                                        "--repeat", "--strategy",  "--simulator", "--cluster"};
+    static const char *const known[] = {"--graph",     "--placement", "--trace",
+                                        "--devices",   "--repeat",    "--strategy",
+                                        "--simulator", "--cluster",   "--compiled"};
     int is_known = 0;
     for (size_t k = 0; k < sizeof known / sizeof known[0]; k++)
         is_known |= strcmp(arg, known[k]) == 0;
@@ -108,6 +114,8 @@ static int simulate_option_value(const char *arg, int argc, char **argv, int *i,
         a->simulator = value;
     else if (strcmp(arg, "--cluster") == 0)
         a->cluster = value;
+    else if (strcmp(arg, "--compiled") == 0)
+        a->compiled = value;
     else if (strcmp(arg, "--devices") == 0) {
         a->devices = (int)simulate_parse_count(value, 1, 4096);
         if (a->devices < 0)
@@ -496,6 +504,8 @@ static int simulate_run(const simulate_args *a, const pb_graph *g, const simulat
         ops = st->s;
     else if (rc == PB_OK)
         rc = simulate_op_strategy(g, p, op_device, &ops, &err);
+    if (rc == PB_OK && a->compiled)
+        rc = cli_strategy_write_compiled(a->compiled, g, c, &ops, &err);
     if (rc == PB_OK)
         rc = cli_sim_result_init(&r, n_devices, g, a->trace != NULL, &err);
     if (rc == PB_OK)

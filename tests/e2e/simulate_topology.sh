@@ -60,6 +60,25 @@ PY
 grep -q "^step time   264 us" dp.txt || fail "text output: $(cat dp.txt)"
 echo "ok: a plain placement and the text output"
 
+# --compiled: Example 3's graph (PS on GPU 0): 13 replicas, one AddN on GPU 0 adding the two
+# half gradients (131072 bytes each), read whole (262144) by both optimizer replicas.
+sed 's/"allreduce"/"ps"/' dp.json >ps.json
+"$PB_BIN" simulate --graph "$graph" --strategy ps.json --cluster placeto-k80 --compiled c.json \
+    >/dev/null || fail "simulate --compiled failed"
+python3 - c.json <<'PY' || fail "--compiled: $(cat c.json)"
+import json, sys
+g = json.load(open(sys.argv[1]))
+kinds = [n["kind"] for n in g["nodes"]]
+assert kinds.count("op") == 13 and kinds.count("addn") == 1 and len(kinds) == 14, kinds
+addn = next(n for n in g["nodes"] if n["kind"] == "addn")
+assert addn["id"] == "gW/aux_addn_0" and addn["device"] == 0, addn
+into = sorted((l["source"], l["bytes"]) for l in g["links"] if l["target"] == addn["id"])
+assert into == [("gW/replica_0", 131072), ("gW/replica_1", 131072)], into
+out = sorted((l["target"], l["bytes"]) for l in g["links"] if l["source"] == addn["id"])
+assert out == [("upd/replica_0", 262144), ("upd/replica_1", 262144)], out
+PY
+echo "ok: --compiled writes the distributed graph"
+
 # expect_error NEEDLE ARGS... — simulate must fail (not by a signal) with NEEDLE on stderr.
 expect_error() {
     local needle=$1
