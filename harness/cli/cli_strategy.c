@@ -388,6 +388,89 @@ int cli_strategy_write_compiled(const char *path, const pb_graph *g, const pb_cl
     return rc;
 }
 
+/* ---------------------------------------------------------------- traces */
+
+int cli_trace_init(cli_trace *t, const pb_graph *g, const pb_cluster *c, pb_error *err)
+{
+    int n = c->n_devices;
+    *t = (cli_trace){.g = g, .c = c};
+    json_t *events = json_array();
+    t->named = calloc((size_t)n * ((size_t)n + 2), 1);
+    if (!events || !t->named) {
+        json_decref(events);
+        free(t->named);
+        return pb_errorf(err, "out of memory");
+    }
+    for (int d = 0; d < n; d++) {
+        char name[80];
+        snprintf(name, sizeof name, "%d: %s", d, pb_cluster_type(c, c->device_type[d])->name);
+        json_array_append_new(events,
+                              json_pack("{s:s, s:s, s:i, s:i, s:{s:s}}", "name", "process_name",
+                                        "ph", "M", "pid", d, "tid", 0, "args", "name", name));
+        json_array_append_new(events, json_pack("{s:s, s:s, s:i, s:i, s:{s:i}}", "name",
+                                                "process_sort_index", "ph", "M", "pid", d, "tid", 0,
+                                                "args", "sort_index", d));
+    }
+    t->events = events;
+    return PB_OK;
+}
+
+/* Names thread tid of device d on first use: 0 compute, 1 collectives, 2 + j transfers to j. */
+static void trace_thread(cli_trace *t, int d, int tid)
+{
+    unsigned char *seen = &t->named[(size_t)d * ((size_t)t->c->n_devices + 2) + (size_t)tid];
+    if (*seen)
+        return;
+    *seen = 1;
+    char name[32];
+    if (tid < 2)
+        snprintf(name, sizeof name, "%s", tid == 0 ? "compute" : "collectives");
+    else
+        snprintf(name, sizeof name, "to %d", tid - 2);
+    json_array_append_new(t->events,
+                          json_pack("{s:s, s:s, s:i, s:i, s:{s:s}}", "name", "thread_name", "ph",
+                                    "M", "pid", d, "tid", tid, "args", "name", name));
+}
+
+void cli_trace_record(void *ctx, const pb_task_record *r)
+{
+    cli_trace *t = ctx;
+    const char *op = t->g->node_name[r->op];
+    char name[600];
+    int tid = r->kind == PB_TASK_TRANSFER ? 2 + r->dst_device : r->kind;
+    if (r->kind == PB_TASK_COMPUTE && r->replica >= 0)
+        snprintf(name, sizeof name, "%s/replica_%d", op, r->replica);
+    else
+        snprintf(name, sizeof name, "%s/%s", op, r->what);
+    trace_thread(t, r->src_device, tid);
+    json_t *e = json_pack("{s:s, s:s, s:s, s:f, s:f, s:i, s:i}", "name", name, "cat", r->what, "ph",
+                          "X", "ts", r->start_us, "dur", r->end_us - r->start_us, "pid",
+                          r->src_device, "tid", tid);
+    if (e && r->kind != PB_TASK_COMPUTE)
+        json_object_set_new(e, "args", json_pack("{s:f}", "bytes", r->bytes));
+    t->failed |= !e || json_array_append_new(t->events, e) != 0;
+}
+
+int cli_trace_write(cli_trace *t, const char *path, pb_error *err)
+{
+    if (t->failed)
+        return pb_errorf(err, "out of memory while recording the trace");
+    json_t *root =
+        json_pack("{s:O, s:s}", "traceEvents", (json_t *)t->events, "displayTimeUnit", "ns");
+    int rc = root && json_dump_file(root, path, JSON_COMPACT | JSON_REAL_PRECISION(17)) == 0
+                 ? PB_OK
+                 : pb_errorf(err, "%s: cannot write the trace", path);
+    json_decref(root);
+    return rc;
+}
+
+void cli_trace_free(cli_trace *t)
+{
+    json_decref(t->events);
+    free(t->named);
+    memset(t, 0, sizeof *t);
+}
+
 /* ---------------------------------------------------------------- output */
 
 static void strategy_print_number(double d)

@@ -28,6 +28,25 @@ void cli_strategy_free(cli_strategy *s);
 int cli_strategy_write_compiled(const char *path, const pb_graph *g, const pb_cluster *c,
                                 const pb_strategy *s, pb_error *err);
 
+/* A Chrome trace (ui.perfetto.dev, chrome://tracing) of a simulator's task records: one
+ * process per device with the threads "compute" (its computations), "collectives" (its
+ * AllReduce members) and "to <j>" (its transfers to device j). */
+typedef struct cli_trace {
+    const pb_graph *g;    /* borrowed */
+    const pb_cluster *c;  /* borrowed */
+    void *events;         /* json_t array */
+    unsigned char *named; /* [n_devices * (n_devices + 2)] threads already named */
+    int failed;           /* out of memory while recording */
+} cli_trace;
+
+/* Starts a trace of op graph g on cluster c (both borrowed until cli_trace_free). */
+int cli_trace_init(cli_trace *t, const pb_graph *g, const pb_cluster *c, pb_error *err);
+/* The pb_eval.task_record callback (ctx: the cli_trace). */
+void cli_trace_record(void *ctx, const pb_task_record *r);
+/* Writes the trace to path. */
+int cli_trace_write(cli_trace *t, const char *path, pb_error *err);
+void cli_trace_free(cli_trace *t);
+
 /* Prints ev (arrays for c's devices, n_devices^2 link entries) as text: step time, feasibility,
  * throughput and cost, then per device its type, peak memory, compute time and the time its
  * outgoing links were busy. */

@@ -62,8 +62,9 @@ static void simulate_print_help(void)
         "                      cluster list'); a simulator other than placeto prints per\n"
         "                      device its type, peak memory, compute and outgoing-link time,\n"
         "                      and --json adds feasible, busy_us, link_busy_us (from x to:\n"
-        "                      row-major), throughput and monetary_cost.  --trace is drawn\n"
-        "                      for the placeto simulator only\n"
+        "                      row-major), throughput and monetary_cost; its --trace has a\n"
+        "                      process per device with threads \"compute\", \"collectives\"\n"
+        "                      (AllReduce members) and \"to <j>\" (transfers to device j)\n"
         "  --compiled C.json   also write, as node-link JSON, the distributed graph the\n"
         "                      strategy compiler makes of the strategy or placement (replicas\n"
         "                      and Split, Concat, AddN and AllReduce nodes, with devices,\n"
@@ -151,8 +152,6 @@ static int simulate_parse_args(int argc, char **argv, simulate_args *a)
         a->simulator = a->strategy ? "topology" : "placeto";
     if (!a->cluster)
         a->cluster = "placeto-k80";
-    if (a->trace && strcmp(a->simulator, "placeto") != 0)
-        return cli_error("simulate: --trace is drawn for the placeto simulator only");
     return 0;
 }
 
@@ -461,6 +460,25 @@ static int simulate_write_trace(const char *path, const pb_graph *g, const int *
 
 /* ---------------------------------------------------------------- running */
 
+/* One more evaluation with the simulator's task records collected into a trace at path. */
+static int simulate_task_trace(const char *path, cli_sim *s, const pb_graph *g, const pb_cluster *c,
+                               const pb_strategy *ops, pb_eval *ev)
+{
+    pb_error err;
+    cli_trace t;
+    if (cli_trace_init(&t, g, c, &err) != PB_OK)
+        return cli_error("simulate: %s", err.msg);
+    ev->task_record = cli_trace_record;
+    ev->task_ctx = &t;
+    int rc = cli_sim_evaluate(s, ops, ev, &err);
+    ev->task_record = NULL;
+    ev->task_ctx = NULL;
+    if (rc == PB_OK)
+        rc = cli_trace_write(&t, path, &err);
+    cli_trace_free(&t);
+    return rc == PB_OK ? 0 : cli_error("simulate: %s", err.msg);
+}
+
 /* Evaluates once, or a->repeat times with the mean wall time per evaluation in *eval_ns. */
 static int simulate_evaluate(cli_sim *s, const simulate_args *a, const pb_strategy *ops,
                              pb_eval *ev, double *eval_ns, pb_error *err)
@@ -514,8 +532,10 @@ static int simulate_run(const simulate_args *a, const pb_graph *g, const simulat
         rc = simulate_evaluate(&s, a, &ops, &r.eval, &eval_ns, &err);
     int status = rc == PB_OK ? 0 : cli_error("simulate: %s", err.msg);
     int placeto = strcmp(a->simulator, "placeto") == 0;
-    if (status == 0 && a->trace)
+    if (status == 0 && a->trace && placeto)
         status = simulate_write_trace(a->trace, g, op_device, n_devices, &r.eval);
+    else if (status == 0 && a->trace)
+        status = simulate_task_trace(a->trace, &s, g, c, &ops, &r.eval);
     if (status == 0 && !placeto && a->json)
         cli_strategy_print_json(&r.eval, c, a->repeat > 0 ? eval_ns : -1);
     else if (status == 0 && !placeto)

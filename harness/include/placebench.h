@@ -43,7 +43,7 @@ extern "C" {
  *        pb_strategy from the harness (harness/plugin/compat.c).  pb_clock_monotonic.
  *   1.3  Replication annotations at the end of pb_graph (node_role, node_split, replica costs)
  *        and batch shares at the end of pb_strategy (device_share), read by the strategy
- *        compiler (placebench/compile.h).
+ *        compiler (placebench/compile.h); pb_eval.task_record, a per-task timeline for traces.
  */
 #define PB_DESCRIPTOR_SYMBOL placebench_plugin
 #define PB_DESCRIPTOR_SYMBOL_NAME "placebench_plugin"
@@ -248,6 +248,25 @@ typedef struct pb_strategy {
 
 /* ---------------------------------------------------------------- evaluations */
 
+/* One task of a simulated step, as a simulator reports it through pb_eval.task_record. */
+typedef enum pb_task_kind {
+    PB_TASK_COMPUTE = 0,   /* an op (or an auxiliary node) running on a device */
+    PB_TASK_TRANSFER = 1,  /* bytes moving from src_device to dst_device over a link */
+    PB_TASK_COLLECTIVE = 2 /* one device's member of a collective (AllReduce) */
+} pb_task_kind;
+
+typedef struct pb_task_record {
+    size_t struct_size;
+    int kind;         /* pb_task_kind */
+    int op;           /* the op of the op graph the task belongs to */
+    int replica;      /* replica index of the op for a computation of it, else -1 */
+    const char *what; /* what the task does: "op", "split", "concat", "addn", "allreduce", ... */
+    int src_device;   /* device of a computation or collective member, sender of a transfer */
+    int dst_device;   /* the same, or the receiver of a transfer */
+    double start_us, end_us;
+    double bytes; /* bytes moved (transfer) or reduced (collective); 0 for a computation */
+} pb_task_record;
+
 /*
  * What a simulator returns.  The caller owns every array and sizes them from the graph and
  * cluster (n_devices entries per device array, n_devices*n_devices for links, n_nodes of the
@@ -270,6 +289,11 @@ typedef struct pb_eval {
     double *port_send_us;
     double *port_arrive_us;
     long long n_events; /* events the simulator processed (0 when it does not count) */
+    /* Since 1.3, optional: when task_record is set (and struct_size covers it), a simulator
+     * that knows its tasks calls it once per task of the step, after the run, in task order,
+     * with r borrowed for the call.  For traces; NULL = not wanted. */
+    void (*task_record)(void *ctx, const pb_task_record *r);
+    void *task_ctx;
 } pb_eval;
 
 /* ---------------------------------------------------------------- options */

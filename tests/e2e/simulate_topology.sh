@@ -79,6 +79,26 @@ assert out == [("upd/replica_0", 262144), ("upd/replica_1", 262144)], out
 PY
 echo "ok: --compiled writes the distributed graph"
 
+# --trace of Example 3's strategy on the K80s (7600 B/µs, no latency): gW 61-103 on each GPU;
+# push gW1 -> GPU 0 131072 / 7600 -> 17 (103-120); the AddN at 120; upd0 120-140; pull the sum
+# -> GPU 1 262144 / 7600 -> 34 (120-154); upd1 154-174; the NoOp 174-177.
+"$PB_BIN" simulate --graph "$graph" --strategy ps.json --cluster placeto-k80 --trace t.json \
+    --json >ps.out || fail "simulate --trace failed"
+python3 - t.json ps.out <<'PY' || fail "--trace: $(cat t.json)"
+import json, sys
+events = json.load(open(sys.argv[1]))["traceEvents"]
+assert json.load(open(sys.argv[2]))["step_time_us"] == 177
+x = [(e["name"], e["pid"], e["tid"], e["ts"], e["dur"]) for e in events if e["ph"] == "X"]
+transfers = [e for e in x if e[2] >= 2]
+assert transfers == [("gW/transfer", 1, 2, 103, 17), ("gW/transfer", 0, 3, 120, 34)], transfers
+compute = sorted(e for e in x if e[2] == 0)
+assert len(compute) == 14, compute
+assert ("upd/replica_1", 1, 0, 154, 20) in compute and ("gW/addn", 0, 0, 120, 0) in compute
+names = {(e["pid"], e["tid"]): e["args"]["name"] for e in events if e["name"] == "thread_name"}
+assert names[(1, 2)] == "to 0" and names[(0, 3)] == "to 1" and names[(0, 0)] == "compute", names
+PY
+echo "ok: --trace draws computations and transfers per device"
+
 # expect_error NEEDLE ARGS... — simulate must fail (not by a signal) with NEEDLE on stderr.
 expect_error() {
     local needle=$1
@@ -111,7 +131,5 @@ print(json.dumps(g))
 PY
 expect_error "node 'x': device group 0 with option 'allreduce' splits the batch, but the node has no 'split' annotation" \
     --graph bare.json --strategy dp.json
-expect_error "--trace is drawn for the placeto simulator only" \
-    --graph "$graph" --strategy dp.json --trace t.json
 expect_error "usage" --graph "$graph" --strategy dp.json --placement mp.json
 echo "ok: bad strategies refused"

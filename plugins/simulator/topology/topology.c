@@ -59,7 +59,7 @@ typedef struct topo_opts {
 /* A task of one evaluation. */
 typedef struct topo_task {
     int kind;
-    int node;      /* the compiled node (for a transfer: the consumer) */
+    int node;      /* the compiled node (for a transfer: the producer of the tensor) */
     int resource;  /* device (COMPUTE, COLLECTIVE) or link (TRANSFER; -1 inside a device) */
     int src, dst;  /* devices of a transfer */
     double amount; /* cost (COMPUTE) or bytes (TRANSFER, COLLECTIVE) */
@@ -413,7 +413,7 @@ static int topo_build(topo_prepared *p, const pb_compiled *cg, int *n_tasks, int
                 continue;
             int t = nt++, created;
             p->tasks[t] = (topo_task){
-                TOPO_TRANSFER, v, du == dv ? -1 : p->link_of[du * nd + dv], du, dv, bytes, 0, 0};
+                TOPO_TRANSFER, u, du == dv ? -1 : p->link_of[du * nd + dv], du, dv, bytes, 0, 0};
             int from = topo_buffer_get(p, n_buffers, u, k, du, bytes, &created);
             if (created && topo_pair(&p->produce, p->main_task[u], from))
                 return -1;
@@ -799,6 +799,37 @@ static void topo_fill(const topo_prepared *p, const pb_compiled *cg, int n_tasks
     out->monetary_cost = time * price;
 }
 
+/* Reports every task (but the no-op transfers inside a device) through out->task_record, when
+ * the caller asked for it. */
+static void topo_records(const topo_prepared *p, const pb_compiled *cg, int n_tasks,
+                         const pb_eval *out)
+{
+    static const char *const what[] = {"op", "split", "concat", "addn", "allreduce"};
+    if (out->struct_size < sizeof(pb_eval) || !out->task_record)
+        return;
+    for (int t = 0; t < n_tasks; t++) {
+        const topo_task *x = &p->tasks[t];
+        int v = x->node, transfer = x->kind == TOPO_TRANSFER;
+        if (transfer && x->resource < 0) /* inside a device: no transfer happens */
+            continue;
+        pb_task_record r = {
+            .struct_size = sizeof r,
+            .kind = transfer                     ? PB_TASK_TRANSFER
+                    : x->kind == TOPO_COLLECTIVE ? PB_TASK_COLLECTIVE
+                                                 : PB_TASK_COMPUTE,
+            .op = cg->origin[v],
+            .replica = !transfer && cg->kind[v] == PB_CNODE_OP ? cg->replica[v] : -1,
+            .what = transfer ? "transfer" : what[cg->kind[v]],
+            .src_device = x->src,
+            .dst_device = x->dst,
+            .start_us = x->start,
+            .end_us = x->end,
+            .bytes = x->kind == TOPO_COMPUTE ? 0 : x->amount,
+        };
+        out->task_record(out->task_ctx, &r);
+    }
+}
+
 static int topo_evaluate(void *prepared, const pb_strategy *s, pb_eval *out, pb_error *err)
 {
     topo_prepared *p = prepared;
@@ -821,6 +852,7 @@ static int topo_evaluate(void *prepared, const pb_strategy *s, pb_eval *out, pb_
     long long pops;
     double time = topo_loop(p, cg, n_tasks, &pops);
     topo_fill(p, cg, n_tasks, time, pops, out);
+    topo_records(p, cg, n_tasks, out);
     return PB_OK;
 }
 
