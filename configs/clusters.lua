@@ -231,6 +231,31 @@ presets["tag-testbed"] = {
     end,
 }
 
+-- TAG's code (search/data.py, specs/tag.md §5) simulates the testbed as three groups, not seven
+-- machines: 4 V100 (30 GiB, 8000 B/µs inside), 8 1080Ti (9 GiB, 3000) and 4 P100 (10 GiB, 3000),
+-- 2810 B/µs between groups, and a fixed 12 µs (GRPC_LATENCY) on every transfer.  This preset is
+-- that topology, for comparing with TAG's simulator; tag-testbed is the paper's hardware.
+local function tag_code_type(name, memory)
+    local t = priced(name, device_types[name].price_per_hour)
+    t.memory_bytes = memory
+    return t
+end
+presets["tag-testbed-code"] = {
+    about = "TAG's simulated testbed (its code): 4 V100 | 8 1080Ti | 4 P100, 8000/3000/3000 B/us "
+        .. "inside, 2810 between, 12 us; the first n of 16",
+    build = function(n)
+        return first_devices(n, {
+            machines = { machine({ bandwidth = 8000, latency = 12 }, { "V100-30G", 4 }),
+                         machine({ bandwidth = 3000, latency = 12 }, { "1080Ti-9G", 8 }),
+                         machine({ bandwidth = 3000, latency = 12 }, { "P100-10G", 4 }) },
+            network = { bandwidth = 2810, latency = 12 },
+            types = { ["V100-30G"] = tag_code_type("V100-32G", 30 * GiB),
+                      ["1080Ti-9G"] = tag_code_type("1080Ti", 9 * GiB),
+                      ["P100-10G"] = tag_code_type("P100", 10 * GiB) },
+        })
+    end,
+}
+
 -- TAG §5.2: 6 cloud machines, two with 8 V100 16GB and four with 4 T4, 10 Gbps between them.
 -- The paper does not name the links inside; 8 x V100 16GB cloud machines (e.g. AWS
 -- p3.16xlarge) join their GPUs by NVLink (one link per pair is assumed), T4s are PCIe cards.

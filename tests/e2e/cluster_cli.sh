@@ -4,10 +4,10 @@
 source "$(dirname "$0")/lib/common.bash"
 
 "$PB_BIN" cluster list >list.txt
-for preset in gdp-p100 heterps heterps-types placeto-k80 tag-cloud tag-random tag-testbed; do
+for preset in gdp-p100 heterps heterps-types placeto-k80 tag-cloud tag-random tag-testbed tag-testbed-code; do
     grep -q "^$preset " list.txt || fail "cluster list lacks $preset: $(cat list.txt)"
 done
-[ "$(wc -l <list.txt)" -eq 7 ] || fail "cluster list: expected 7 presets: $(cat list.txt)"
+[ "$(wc -l <list.txt)" -eq 8 ] || fail "cluster list: expected 8 presets: $(cat list.txt)"
 
 # TAG §5.2 testbed: 4 V100 32GB on NVLink (2 links, 48 GB/s), 1080Ti and P100 machines on PCIe
 # 3.0 (12 GB/s), 100 Gbit/s = 12500 B/us between machines.

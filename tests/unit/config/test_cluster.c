@@ -168,6 +168,26 @@ static void test_gdp_p100(void **state)
 
 /* ---------------------------------------------------------------- TAG testbed and cloud */
 
+/* TAG's code (specs/tag.md §5): [("v100", 30<<30, 8000, 4), ("1080ti", 9<<30, 3000, 8),
+ * ("p100", 10<<30, 3000, 4)], 2810 B/µs between the groups, 12 µs on every transfer. */
+static void test_tag_testbed_code(void **state)
+{
+    (void)state;
+    pb_cluster *c = build("tag-testbed-code", 16, 1);
+    assert_int_equal(c->n_machines, 3);
+    for (int i = 0; i < 16; i++) {
+        int m = i < 4 ? 0 : i < 12 ? 1 : 2;
+        assert_int_equal(c->device_machine[i], m);
+        static const double memory[3] = {30 * GIB, 9 * GIB, 10 * GIB};
+        assert_near(type_of(c, i)->memory_bytes, memory[m], 0);
+    }
+    assert_string_equal(type_of(c, 0)->name, "V100-30G");
+    assert_near(type_of(c, 0)->peak_flops, 15.7e12, 1);
+    double intra_bw[3] = {8000, 3000, 3000}, intra_lat[3] = {12, 12, 12};
+    assert_links(c, intra_bw, intra_lat, 2810, 12);
+    cluster_free(c);
+}
+
 /* TAG §5.2: 4 x V100 32GB with NVLink; 4 machines of 2 x 1080Ti; 2 machines of 2 x P100;
  * PCIe inside those; a 100 Gbps switch. */
 static void test_tag_testbed(void **state)
@@ -403,9 +423,10 @@ static void test_presets_and_unknown(void **state)
     int n;
     pb_error err;
     assert_int_equal(cluster_presets(&p, &n, &err), PB_OK);
-    static const char *const want[] = {"gdp-p100",  "heterps",    "heterps-types", "placeto-k80",
-                                       "tag-cloud", "tag-random", "tag-testbed"};
-    assert_int_equal(n, 7);
+    static const char *const want[] = {"gdp-p100",    "heterps",         "heterps-types",
+                                       "placeto-k80", "tag-cloud",       "tag-random",
+                                       "tag-testbed", "tag-testbed-code"};
+    assert_int_equal(n, 8);
     for (int i = 0; i < n; i++) {
         assert_string_equal(p[i].name, want[i]);
         assert_true(strlen(p[i].about) > 10);
@@ -414,8 +435,9 @@ static void test_presets_and_unknown(void **state)
     assert_string_equal(build_fails("tag-testbd", 4, &err),
                         "unknown cluster preset 'tag-testbd' (did you mean 'tag-testbed'?)");
     assert_string_equal(build_fails("nothing-like-it", 4, &err),
-    static const char *const want[] = {"gdp-p100",  "heterps",    "heterps-types", "placeto-k80",
-                                       "tag-cloud", "tag-random", "tag-testbed"};
+                        "unknown cluster preset 'nothing-like-it' (presets: gdp-p100, "
+                        "heterps, heterps-types, placeto-k80, tag-cloud, tag-random, "
+                        "tag-testbed, tag-testbed-code)");
 }
 
 /* ---------------------------------------------------------------- config_cluster on own text */
@@ -538,12 +560,19 @@ static void test_catalog_errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_placeto_k80),   cmocka_unit_test(test_default_seed),
-        cmocka_unit_test(test_gdp_p100),      cmocka_unit_test(test_tag_testbed),
-        cmocka_unit_test(test_first_devices), cmocka_unit_test(test_tag_cloud),
-        cmocka_unit_test(test_heterps),       cmocka_unit_test(test_random_ranges),
-        cmocka_unit_test(test_random_seeded), cmocka_unit_test(test_presets_and_unknown),
-        cmocka_unit_test(test_catalog_ok),    cmocka_unit_test(test_catalog_errors),
+        cmocka_unit_test(test_placeto_k80),
+        cmocka_unit_test(test_default_seed),
+        cmocka_unit_test(test_gdp_p100),
+        cmocka_unit_test(test_tag_testbed),
+        cmocka_unit_test(test_tag_testbed_code),
+        cmocka_unit_test(test_first_devices),
+        cmocka_unit_test(test_tag_cloud),
+        cmocka_unit_test(test_heterps),
+        cmocka_unit_test(test_random_ranges),
+        cmocka_unit_test(test_random_seeded),
+        cmocka_unit_test(test_presets_and_unknown),
+        cmocka_unit_test(test_catalog_ok),
+        cmocka_unit_test(test_catalog_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
