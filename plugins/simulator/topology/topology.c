@@ -70,6 +70,7 @@ typedef struct topo_task {
 typedef struct topo_buffer {
     int node, port, dev;
     int refs, active;
+    int next; /* the node's next buffer, -1 */
     double bytes;
 } topo_buffer;
 
@@ -92,12 +93,12 @@ typedef struct topo_prepared {
     double *price_us; /* [nd] USD per µs */
 
     /* Scratch, grown to the largest evaluation. */
-    int cap_tasks, cap_nodes, cap_buffers, cap_hash, cap_coll; /* entries allocated */
+    int cap_tasks, cap_nodes, cap_buffers, cap_coll; /* entries allocated */
     topo_task *tasks;
     int *waiting, *fifo, *main_task;
     topo_entry *heap;
     topo_buffer *buffers;
-    int *hash;              /* open addressing over buffers, -1 = empty */
+    int *buf_head;          /* [cap_nodes] first buffer of each compiled node, -1 */
     int *arrived, *arrival; /* per instance: members ready; [cap_nodes] arrival lists */
     int *arrival_start;     /* [cap_coll] offset of each instance's arrival list */
     double *coll_scale;     /* [cap_coll] */
@@ -242,7 +243,7 @@ static void topo_release(void *prepared)
     free(p->main_task);
     free(p->heap);
     free(p->buffers);
-    free(p->hash);
+    free(p->buf_head);
     free(p->arrived);
     free(p->arrival);
     free(p->arrival_start);
@@ -315,31 +316,21 @@ static int topo_prepare(void *instance, const pb_graph *g, const pb_cluster *c, 
 
 /* ---------------------------------------------------------------- building the tasks */
 
-static unsigned topo_hash_of(int node, int port, int dev)
-{
-    uint64_t h = (uint64_t)(unsigned)node * 0x9E3779B97F4A7C15u;
-    h ^= ((uint64_t)(unsigned)port << 20 | (unsigned)dev) * 0xC2B2AE3D27D4EB4Fu;
-    return (unsigned)(h >> 32);
-}
-
-/* The buffer (node, port, dev), created with `bytes` if new (*created set). */
+/* The buffer (node, port, dev), created with `bytes` if new (*created set).  A node has few
+ * buffers (one per port and device its tensors reach), kept in a list per node. */
 static int topo_buffer_get(topo_prepared *p, int *n_buffers, int node, int port, int dev,
                            double bytes, int *created)
 {
-    unsigned mask = (unsigned)p->cap_hash - 1, i = topo_hash_of(node, port, dev) & mask;
-    for (;; i = (i + 1) & mask) {
-        int b = p->hash[i];
-        if (b < 0)
-            break;
+    for (int b = p->buf_head[node]; b >= 0; b = p->buffers[b].next) {
         const topo_buffer *x = &p->buffers[b];
-        if (x->node == node && x->port == port && x->dev == dev) {
+        if (x->port == port && x->dev == dev) {
             *created = 0;
             return b;
         }
     }
     int b = (*n_buffers)++;
-    p->buffers[b] = (topo_buffer){node, port, dev, 0, 0, bytes};
-    p->hash[i] = b;
+    p->buffers[b] = (topo_buffer){node, port, dev, 0, 0, p->buf_head[node], bytes};
+    p->buf_head[node] = b;
     *created = 1;
     return b;
 }
@@ -371,19 +362,16 @@ static int topo_reserve(topo_prepared *p, const pb_compiled *cg)
     if (nodes > p->cap_nodes) {
         int cap = 2 * nodes;
         if (topo_realloc(&p->main_task, cap, sizeof(int)) ||
-            topo_realloc(&p->arrival, cap, sizeof(int)))
+            topo_realloc(&p->arrival, cap, sizeof(int)) ||
+            topo_realloc(&p->buf_head, cap, sizeof(int)))
             return -1;
         p->cap_nodes = cap;
     }
     if (buffers > p->cap_buffers) {
-        int cap = 2 * buffers, hash = 16;
-        while (hash < 2 * cap)
-            hash *= 2;
-        if (topo_realloc(&p->buffers, cap, sizeof(topo_buffer)) ||
-            topo_realloc(&p->hash, hash, sizeof(int)))
+        int cap = 2 * buffers;
+        if (topo_realloc(&p->buffers, cap, sizeof(topo_buffer)))
             return -1;
         p->cap_buffers = cap;
-        p->cap_hash = hash;
     }
     if (coll > p->cap_coll) {
         int cap = 2 * coll;
@@ -402,8 +390,7 @@ static int topo_build(topo_prepared *p, const pb_compiled *cg, int *n_tasks, int
     int nd = p->nd, nt = 0;
     p->deps.n = p->consume.n = p->produce.n = 0;
     *n_buffers = 0;
-    for (int i = 0; i < p->cap_hash; i++)
-        p->hash[i] = -1;
+    memset(p->buf_head, 0xff, (size_t)cg->n_nodes * sizeof(int)); /* every list empty: -1 */
     for (int v = 0; v < cg->n_nodes; v++) {
         int dv = cg->device[v], first_transfer = nt;
         for (int i = cg->in_start[v]; i < cg->in_start[v + 1]; i++) {
