@@ -43,7 +43,8 @@ extern "C" {
  *        pb_strategy from the harness (harness/plugin/compat.c).  pb_clock_monotonic.
  *   1.3  Replication annotations at the end of pb_graph (node_role, node_split, replica costs)
  *        and batch shares at the end of pb_strategy (device_share), read by the strategy
- *        compiler (placebench/compile.h); pb_eval.task_record, a per-task timeline for traces.
+ *        compiler (placebench/compile.h); pb_eval.task_record, a per-task timeline for traces,
+ *        and pb_eval.node_idle_after_us (TAG's run-time feedback).
  */
 #define PB_DESCRIPTOR_SYMBOL placebench_plugin
 #define PB_DESCRIPTOR_SYMBOL_NAME "placebench_plugin"
@@ -294,6 +295,12 @@ typedef struct pb_eval {
      * with r borrowed for the call.  For traces; NULL = not wanted. */
     void (*task_record)(void *ctx, const pb_task_record *r);
     void *task_ctx;
+    /* Since 1.3, optional ([n_nodes of op graph], NULL = not filled): TAG's run-time feedback
+     * "idle after" of each op, the least time between the end of one of its tasks and the start
+     * of a task waiting for it (0 when one of its tasks has no dependent).  With node_start_us
+     * and node_end_us (the op's makespan), busy_us and link_busy_us (device and link idle
+     * shares) it gives the features TAG's GNN reads. */
+    double *node_idle_after_us;
 } pb_eval;
 
 /* ---------------------------------------------------------------- options */

@@ -786,6 +786,28 @@ static void topo_fill(const topo_prepared *p, const pb_compiled *cg, int n_tasks
     out->monetary_cost = time * price;
 }
 
+/* TAG's op_idle_after (specs/tag.md §4.6): per op, the least (dependent start - task end) over
+ * its computations and collective members and their dependents; 0 when one has no dependent. */
+static void topo_idle_after(const topo_prepared *p, const pb_compiled *cg, int n_tasks,
+                            double *idle)
+{
+    const pb_graph *g = p->g;
+    for (int v = 0; v < g->n_nodes; v++)
+        idle[v] = INFINITY;
+    for (int t = 0; t < n_tasks; t++) {
+        const topo_task *x = &p->tasks[t];
+        if (x->kind == TOPO_TRANSFER)
+            continue;
+        int v = cg->origin[x->node];
+        double least = p->deps.start[t] == p->deps.start[t + 1] ? 0 : INFINITY;
+        for (int i = p->deps.start[t]; i < p->deps.start[t + 1]; i++) {
+            double gap = p->tasks[p->deps.list[i]].start - x->end;
+            least = gap < least ? gap : least;
+        }
+        idle[v] = least < idle[v] ? least : idle[v];
+    }
+}
+
 /* Reports every task (but the no-op transfers inside a device) through out->task_record, when
  * the caller asked for it. */
 static void topo_records(const topo_prepared *p, const pb_compiled *cg, int n_tasks,
@@ -840,6 +862,8 @@ static int topo_evaluate(void *prepared, const pb_strategy *s, pb_eval *out, pb_
     double time = topo_loop(p, cg, n_tasks, &pops);
     topo_fill(p, cg, n_tasks, time, pops, out);
     topo_records(p, cg, n_tasks, out);
+    if (out->struct_size >= sizeof(pb_eval) && out->node_idle_after_us)
+        topo_idle_after(p, cg, n_tasks, out->node_idle_after_us);
     return PB_OK;
 }
 

@@ -43,7 +43,7 @@ typedef struct test_strategy {
 typedef struct test_result {
     pb_eval ev;
     double peak[TEST_MAX], busy[TEST_MAX], link[TEST_MAX * TEST_MAX];
-    double start[TEST_MAX * 2], end[TEST_MAX * 2];
+    double start[TEST_MAX * 2], end[TEST_MAX * 2], idle_after[TEST_MAX * 2];
 } test_result;
 
 static int test_setup(void **state)
@@ -179,7 +179,8 @@ static int test_run(test_sim *s, const pb_graph *g, const pb_cluster *c, const p
                       .busy_us = r->busy,
                       .link_busy_us = r->link,
                       .node_start_us = r->start,
-                      .node_end_us = r->end};
+                      .node_end_us = r->end,
+                      .node_idle_after_us = r->idle_after};
     int rc = ops->evaluate(prepared, st, &r->ev, err);
     if (rc == PB_OK) { /* a second evaluation on the same handle gives the same result */
         double step = r->ev.step_time_us;
@@ -624,6 +625,33 @@ static void test_placeto_agreement(void **state)
     graph_free(g);
 }
 
+/* TAG's "idle after": z (d0, 1 µs) sends 10000 bytes to w (d1) at 100 B/µs + 1 µs: 1-102;
+ * a (d0) runs 1-3, but its transfer to b (d1) waits for the link until 102: idle after a = 99.
+ * z's transfer starts as z ends (0); w and b have no dependent (0). */
+static void test_idle_after(void **state)
+{
+    test_op ops[4] = {{"z", 1, 10000, 0, 0, 0},
+                      {"a", 2, 100, 0, 0, 0},
+                      {"w", 1, 0, 0, 0, 0},
+                      {"b", 1, 0, 0, 0, 0}};
+    int edges[2][2] = {{0, 2}, {1, 3}};
+    pb_graph *g = test_graph_build(ops, 4, edges, 2);
+    test_cluster tc;
+    int machine[2] = {0, 0};
+    test_cluster_init(&tc, 2, machine, 100, 100, 1);
+    int device[4] = {0, 0, 1, 1};
+    pb_strategy s;
+    pb_strategy_placement(&s, 4, device);
+    test_result r;
+    pb_error err;
+    assert_int_equal(test_run(*state, g, &tc.c, &s, &r, &err), PB_OK);
+    assert_true(r.idle_after[0] == 0 && r.idle_after[1] == 99);
+    assert_true(r.idle_after[2] == 0 && r.idle_after[3] == 0);
+    /* a -> b: 100 / 100 + 1 = 2 µs, 102-104; b 104-105 */
+    assert_true(r.ev.step_time_us == 105);
+    graph_free(g);
+}
+
 /* ---------------------------------------------------------------- bad input */
 
 static void test_refused(void **state, const pb_graph *g, const pb_cluster *c, const pb_strategy *s,
@@ -686,6 +714,7 @@ int main(void)
         cmocka_unit_test(test_split_two_ops),
         cmocka_unit_test(test_split_metis),
         cmocka_unit_test(test_placeto_agreement),
+        cmocka_unit_test(test_idle_after),
         cmocka_unit_test(test_bad_input),
     };
     return cmocka_run_group_tests(tests, test_setup, test_teardown);
