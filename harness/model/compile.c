@@ -83,7 +83,8 @@ void pb_compiler_free(pb_compiler *c)
 
 /* ---------------------------------------------------------------- buffers */
 
-/* Grows every per-op array to n ops. */
+/* Grows every per-op array to n ops (array_grow from their shared capacity gives each the same
+ * new capacity). */
 static int compile_reserve_ops(pb_compiler *c, int n)
 {
     if (n <= c->cap_ops)
@@ -102,7 +103,8 @@ static int compile_reserve_ops(pb_compiler *c, int n)
     return PB_OK;
 }
 
-/* Grows every per-node array to n nodes (creation-order and output arrays alike). */
+/* Grows every per-node array to n nodes (creation-order and output arrays alike; array_grow from
+ * their shared capacity gives each the same new capacity). */
 static int compile_reserve_nodes(pb_compiler *c, int n)
 {
     if (n <= c->cap_nodes)
