@@ -109,7 +109,7 @@ typedef struct topo_prepared {
 
 /* ---------------------------------------------------------------- options */
 
-/* TAG's fallback NCCL model (specs/tag.md §4.4), for the bandwidth 2810 B/µs it was fitted at. */
+/* TAG's fallback NCCL model (specs/tag.md §4.4), which TAG scales by 2810 / the bandwidth. */
 static const pb_option_def topo_options[] = {
     {.name = "batch_size",
      .type = PB_OPT_INT,
