@@ -2,6 +2,7 @@
 #include "cli.h"
 
 #include "cli_output.h"
+#include "cli_zoo.h"
 #include "core/clock.h"
 #include "core/fileio.h"
 #include "data/gen/gen.h"
@@ -21,8 +22,9 @@ static const char dataset_usage[] =
 
 static void dataset_print_help(void)
 {
-    char families[256];
+    char families[256], models[512];
     gen_family_names(families, sizeof families);
+    gen_model_names(models, sizeof models);
     printf(
         "usage: placebench dataset SUBCOMMAND ...\n\n"
         "  gen FAMILY [--count N] [--seed S] [--first K] --out DIR\n"
@@ -32,6 +34,9 @@ static void dataset_print_help(void)
         "      pb_seed_derive(S, \"i\"), so a graph does not depend on --count.\n"
         "      The experiments read datasets/<family>/*.json from the project root:\n"
         "        placebench dataset gen cifar10 --out datasets/cifar10\n"
+        "  gen MODEL [--layers L] [--batch B] [--seed S] --out DIR\n"
+        "      one graph of the model zoo (%s)\n"
+        "      as DIR/<model>[-<L>l].json: TAG, GDP and HeterPS models (dataset list).\n"
         "  stats [--json] [--seed S] [--count N] FILE|DIR|FAMILY ...\n"
         "      for each graph file, folder of .json graphs, or family name (generated in\n"
         "      memory): graphs, average grouped nodes, edges and longest path (edges), the\n"
@@ -40,6 +45,10 @@ static void dataset_print_help(void)
         "      and the difference.  --json prints one JSON object per graph instead: nodes,\n"
         "      edges, longest path, maximum in/out degree and degree histogram (networkx's:\n"
         "      index = in + out degree) of the op-level and of the grouped graph.\n"
+        "  stats [--json] [--layers L] [--batch B] zoo|MODEL ...\n"
+        "      per zoo model (each depth its paper reports, or --layers L): ops, edges,\n"
+        "      trainable parameter MiB, GFLOPs and single-device step time per device type,\n"
+        "      with the paper's op count and parameter size beside them.\n"
         "  export --graph IN.json --out OUT.json [--grouped]\n"
         "      rewrites a graph as node-link JSON; --grouped writes the grouped graph (one node\n"
         "      per group: cost, mem and output bytes summed; links carry the crossing bytes).\n"
@@ -50,10 +59,11 @@ static void dataset_print_help(void)
         "      writes the human-expert split (human-experts/*.json) as a placement file\n"
         "      {node: device} for 'placebench simulate' (accelerators first, then CPUs).\n"
         "  list\n"
-        "      the generator families and the paper's Table I numbers.\n\n"
+        "      the generator families and the paper's Table I numbers, and the zoo's models\n"
+        "      with their defaults.\n\n"
         "Generation is deterministic: the same family, seed and index give the same graph\n"
         "(same checksum) on every machine.\n",
-        families);
+        families, models);
 }
 
 /* Parses a non-negative integer option value; -1 when it is not one. */
@@ -100,7 +110,7 @@ static int dataset_mkdirs(const char *dir)
 
 typedef struct dataset_gen_args {
     const char *family, *out;
-    long long count, seed, first;
+    long long count, seed, first, layers, batch;
 } dataset_gen_args;
 
 static int dataset_gen_parse(int argc, char **argv, dataset_gen_args *a)
@@ -118,10 +128,12 @@ static int dataset_gen_parse(int argc, char **argv, dataset_gen_args *a)
         if (i + 1 >= argc)
             return cli_error("dataset gen: %s needs a value", arg);
         const char *v = argv[++i];
-        long long *slot = strcmp(arg, "--count") == 0   ? &a->count
-                          : strcmp(arg, "--seed") == 0  ? &a->seed
-                          : strcmp(arg, "--first") == 0 ? &a->first
-                                                        : NULL;
+        long long *slot = strcmp(arg, "--count") == 0    ? &a->count
+                          : strcmp(arg, "--seed") == 0   ? &a->seed
+                          : strcmp(arg, "--first") == 0  ? &a->first
+                          : strcmp(arg, "--layers") == 0 ? &a->layers
+                          : strcmp(arg, "--batch") == 0  ? &a->batch
+                                                         : NULL;
         if (strcmp(arg, "--out") == 0)
             a->out = v;
         else if (!slot)
@@ -132,6 +144,8 @@ static int dataset_gen_parse(int argc, char **argv, dataset_gen_args *a)
     if (!a->family || !a->out)
         return cli_usage("placebench dataset gen FAMILY [--count N] [--seed S] [--first K] "
                          "--out DIR");
+    if (a->layers > 100000 || a->batch > 100000)
+        return cli_error("dataset gen: --layers and --batch must be at most 100000");
     if (a->count < 1 || a->first + a->count > 10000)
         return cli_error("dataset gen: --count must be 1..10000 (and --first + --count <= 10000)");
     return 0;
@@ -144,13 +158,22 @@ static int dataset_gen(int argc, char **argv)
     if (rc)
         return rc;
     const gen_family *f = gen_family_find(a.family);
-    if (!f) {
-        char families[256];
+    const gen_model *m = f ? NULL : gen_model_find(a.family);
+    if (!f && !m) {
+        char families[256], models[512];
         gen_family_names(families, sizeof families);
-        return cli_error("dataset gen: unknown family '%s' (families: %s)", a.family, families);
+        gen_model_names(models, sizeof models);
+        return cli_error("dataset gen: unknown family or model '%s' (families: %s; models: %s)",
+                         a.family, families, models);
     }
+    if (f && (a.layers || a.batch))
+        return cli_error("dataset gen: --layers and --batch are for zoo models, not '%s'", f->name);
     if (dataset_mkdirs(a.out) != 0)
         return cli_error("dataset gen: cannot create folder '%s': %s", a.out, strerror(errno));
+    if (m) {
+        gen_model_args ma = {(int)a.batch, (int)a.layers, (uint64_t)a.seed};
+        return cli_zoo_gen(m, &ma, a.out);
+    }
     double t0 = pb_clock_monotonic();
     long long ops = 0, groups = 0;
     for (long long i = a.first; i < a.first + a.count; i++) {
@@ -390,10 +413,16 @@ static int dataset_print_json(const dataset_set *s)
 static int dataset_stats(int argc, char **argv)
 {
     int as_json = 0, n_sets = 0;
-    long long seed = 1, count = 32;
+    long long seed = 1, count = 32, layers = 0, batch = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--json") == 0) {
             as_json = 1;
+        } else if (strcmp(argv[i], "--layers") == 0 || strcmp(argv[i], "--batch") == 0) {
+            long long v = i + 1 < argc ? dataset_number(argv[i + 1]) : -1;
+            if (v < 1 || v > 100000)
+                return cli_error("dataset stats: %s needs an integer 1..100000", argv[i]);
+            *(argv[i][2] == 'l' ? &layers : &batch) = v;
+            i++;
         } else if (strcmp(argv[i], "--seed") == 0 || strcmp(argv[i], "--count") == 0) {
             long long v = i + 1 < argc ? dataset_number(argv[i + 1]) : -1;
             if (v < 0 || (argv[i][2] == 'c' && (v < 1 || v > 10000)))
@@ -414,6 +443,14 @@ static int dataset_stats(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (argv[i][0] == '-') {
             i += strcmp(argv[i], "--json") != 0;
+            continue;
+        }
+        struct stat st;
+        if (stat(argv[i], &st) != 0 && !gen_family_find(argv[i]) &&
+            (gen_model_find(argv[i]) || strcmp(argv[i], "zoo") == 0)) {
+            gen_model_args ma = {(int)batch, (int)layers, (uint64_t)seed};
+            if (cli_zoo_stats(argv[i], &ma, as_json))
+                return 1;
             continue;
         }
         dataset_set s = {0};
@@ -524,6 +561,7 @@ static int dataset_list(void)
                f->paper.longest_path, range, f->description);
     }
     printf("(nodes, edges, longest path: the paper's Table I averages of the grouped graphs)\n");
+    cli_zoo_list();
     return 0;
 }
 

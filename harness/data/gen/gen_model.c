@@ -1,0 +1,122 @@
+/* gen_model.c — the model zoo's registry: names, defaults, the papers' figures, dispatch. */
+#include "gen_model.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define MiB (1024.0 * 1024.0)
+
+/*
+ * The papers' figures.  TAG Table 3 gives op counts and "parameter size" in MiB of float32
+ * trainable weights (VGG19's 143.7 M parameters are 548 MiB).  GDP §6.3 (and its Table 1) gives
+ * op counts only.  HeterPS §6 gives the layer counts of its four workloads.
+ */
+static const gen_model gen_models[] = {
+    {"matchnet",
+     "HeterPS",
+     "multiview SimNet (GRU towers), layer chain",
+     512,
+     0,
+     0,
+     0,
+     NULL,
+     {{0, 16, 0, "HeterPS §6.1: MATCHNET (16)"}},
+     1,
+     gen_matchnet_generate},
+    {"ctrdnn",
+     "HeterPS",
+     "PaddleRec CTR-DNN with L-5 FC layers of 400, layer chain",
+     512,
+     16,
+     7,
+     GEN_CTRDNN_MAX_LAYERS,
+     "layers of the chain",
+     {{16, 16, 0, "HeterPS §6.1: CTRDNN (16)"},
+      {8, 8, 0, "HeterPS §6.2: CTRDNN of 8, 12, 16 and 20 layers"},
+      {12, 12, 0, "HeterPS §6.2: CTRDNN of 8, 12, 16 and 20 layers"},
+      {20, 20, 0, "HeterPS §6.2: CTRDNN of 8, 12, 16 and 20 layers"},
+      {7, 7, 0, "HeterPS §6.3: CTRDNN of 7 layers"}},
+     5,
+     gen_ctrdnn_generate},
+    {"2emb",
+     "HeterPS",
+     "wide & deep with two embedding tables, layer chain",
+     512,
+     0,
+     0,
+     0,
+     NULL,
+     {{0, 10, 0, "HeterPS §6.1: 2EMB (10)"}},
+     1,
+     gen_2emb_generate},
+    {"nce",
+     "HeterPS",
+     "skip-gram word2vec with NCE, layer chain",
+     512,
+     0,
+     0,
+     0,
+     NULL,
+     {{0, 5, 0, "HeterPS §6.1: NCE (5)"}},
+     1,
+     gen_nce_generate},
+};
+
+int gen_model_count(void)
+{
+    return (int)(sizeof gen_models / sizeof gen_models[0]);
+}
+
+const gen_model *gen_model_at(int i)
+{
+    return i >= 0 && i < gen_model_count() ? &gen_models[i] : NULL;
+}
+
+const gen_model *gen_model_find(const char *name)
+{
+    for (int i = 0; gen_model_at(i); i++)
+        if (strcmp(gen_models[i].name, name) == 0)
+            return &gen_models[i];
+    return NULL;
+}
+
+void gen_model_names(char *buf, size_t size)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < gen_model_count() && len < size; i++) {
+        int w = snprintf(buf + len, size - len, "%s%s", i ? ", " : "", gen_models[i].name);
+        len += w > 0 ? (size_t)w : 0;
+    }
+}
+
+const gen_model_paper *gen_model_figure(const gen_model *m, int layers)
+{
+    for (int i = 0; i < m->n_figures; i++)
+        if (m->figures[i].layers == layers)
+            return &m->figures[i];
+    return NULL;
+}
+
+int gen_model_generate(const gen_model *m, const gen_model_args *a, pb_graph **out, pb_error *err)
+{
+    gen_model_args full = *a;
+    *out = NULL;
+    if (full.batch == 0)
+        full.batch = m->batch;
+    if (full.layers == 0)
+        full.layers = m->layers;
+    if (full.batch < 1 || full.batch > 1 << 20)
+        return pb_errorf(err, "%s: batch %d is not in 1..%d", m->name, full.batch, 1 << 20);
+    if (!m->layers && a->layers)
+        return pb_errorf(err, "%s: the model has no --layers", m->name);
+    if (m->layers && (full.layers < m->min_layers || full.layers > m->max_layers))
+        return pb_errorf(err, "%s: --layers %d is not in %d..%d", m->name, full.layers,
+                         m->min_layers, m->max_layers);
+    char name[64];
+    if (m->layers)
+        snprintf(name, sizeof name, "%s-%dl", m->name, full.layers);
+    else
+        snprintf(name, sizeof name, "%s", m->name);
+    return m->generate(&full, name, out, err);
+}

@@ -1,0 +1,81 @@
+/* gen_model.h — the model zoo: named models of the TAG, GDP and HeterPS papers, one generator
+ * each, with the op counts and parameter sizes the papers report beside them. */
+#ifndef PB_GEN_MODEL_H
+#define PB_GEN_MODEL_H
+
+#include "gen.h"
+
+/*
+ * A zoo model is one graph (not a family of 32): `placebench dataset gen MODEL [--batch B]
+ * [--layers L] [--seed S]`.  The TensorFlow models are training graphs built with the machinery
+ * of gen.h (forward, gradients, optimizer); the HeterPS models are layer-level chains.  Which ops
+ * a paper's count includes differs between the papers (see each generator's header comment):
+ * TAG counts the whole GraphDef it profiles, initializers included (GEN_TF_INIT); GDP counts the
+ * training step's ops (specs/gdp.md §10.1).
+ */
+
+/* What a generator is asked for; 0 means the model's default. */
+typedef struct gen_model_args {
+    int batch;
+    int layers;
+    uint64_t seed;
+} gen_model_args;
+
+/* One figure a paper reports for a model at `layers` (0 when the model has no layer knob). */
+typedef struct gen_model_paper {
+    int layers;
+    double ops;         /* op count of the paper's graph */
+    double param_bytes; /* trainable parameter bytes; 0 when the paper does not give them */
+    const char *where;  /* table or section */
+} gen_model_paper;
+
+#define GEN_MODEL_MAX_PAPER 6
+
+/* CTRDNN-L accepts 7 <= L <= this. */
+#define GEN_CTRDNN_MAX_LAYERS 64
+
+typedef struct gen_model {
+    const char *name;
+    const char *paper; /* "TAG", "GDP", "HeterPS" */
+    const char *description;
+    int batch;                  /* default batch */
+    int layers;                 /* default layers; 0: no --layers */
+    int min_layers, max_layers; /* accepted --layers */
+    const char *layers_meaning; /* what --layers counts, for help and list */
+    gen_model_paper figures[GEN_MODEL_MAX_PAPER];
+    int n_figures;
+    /* Builds the graph; `a` has the defaults filled in.  *out is caller-owned (graph_free). */
+    int (*generate)(const gen_model_args *a, const char *name, pb_graph **out, pb_error *err);
+} gen_model;
+
+/* The models in a fixed order; NULL past the end or for an unknown name. */
+int gen_model_count(void);
+const gen_model *gen_model_at(int i);
+const gen_model *gen_model_find(const char *name);
+/* Names joined by ", " into buf (truncated to size). */
+void gen_model_names(char *buf, size_t size);
+/* The paper's figure for `layers`, or NULL when the paper gives none for that depth. */
+const gen_model_paper *gen_model_figure(const gen_model *m, int layers);
+
+/* Fills the defaults into a copy of *a (batch, layers when 0) and checks the ranges; the graph is
+ * named "<model>", or "<model>-<layers>l" for a model with layers.  *out is caller-owned. */
+int gen_model_generate(const gen_model *m, const gen_model_args *a, pb_graph **out, pb_error *err);
+
+/* The generators (one file per model family). */
+int gen_vgg19_generate(const gen_model_args *a, const char *name, pb_graph **out, pb_error *err);
+int gen_resnet101_generate(const gen_model_args *a, const char *name, pb_graph **out,
+                           pb_error *err);
+int gen_inceptionv3_generate(const gen_model_args *a, const char *name, pb_graph **out,
+                             pb_error *err);
+int gen_bert_small_generate(const gen_model_args *a, const char *name, pb_graph **out,
+                            pb_error *err);
+int gen_bert_large_generate(const gen_model_args *a, const char *name, pb_graph **out,
+                            pb_error *err);
+int gen_rnnlm_generate(const gen_model_args *a, const char *name, pb_graph **out, pb_error *err);
+int gen_gnmt_generate(const gen_model_args *a, const char *name, pb_graph **out, pb_error *err);
+int gen_matchnet_generate(const gen_model_args *a, const char *name, pb_graph **out, pb_error *err);
+int gen_ctrdnn_generate(const gen_model_args *a, const char *name, pb_graph **out, pb_error *err);
+int gen_2emb_generate(const gen_model_args *a, const char *name, pb_graph **out, pb_error *err);
+int gen_nce_generate(const gen_model_args *a, const char *name, pb_graph **out, pb_error *err);
+
+#endif

@@ -1,0 +1,166 @@
+/* test_zoo.c — the model zoo against the papers' op counts and parameter sizes, determinism, and
+ * the per-device cost model (model/devcost.h). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include "data/gen/gen_model.h"
+#include "model/devcost.h"
+#include "model/graph.h"
+
+#include <math.h>
+#include <string.h>
+
+/*
+ * The papers' figures, copied from the papers (not from gen_model.c):
+ *   HeterPS §6.1: "MATCHNET (16), CTRDNN (16), 2EMB (10), and NCE (5), with the number of layers
+ *   in parenthesis"; §6.2 CTRDNN with 8, 12, 16 and 20 layers; §6.3 "a CTRDNN of 7 layers".
+ */
+typedef struct zoo_target {
+    const char *model;
+    int layers;
+    double ops;
+    double param_mib; /* 0: the paper gives none */
+} zoo_target;
+
+static const zoo_target zoo_targets[] = {
+    {"matchnet", 0, 16, 0}, {"ctrdnn", 16, 16, 0}, {"ctrdnn", 7, 7, 0}, {"ctrdnn", 8, 8, 0},
+    {"ctrdnn", 12, 12, 0},  {"ctrdnn", 20, 20, 0}, {"2emb", 0, 10, 0},  {"nce", 0, 5, 0},
+};
+
+/* Trainable parameter bytes: input 0 of every optimizer (Apply*) op, or every node's weights
+ * in a layer chain. */
+static double zoo_trainable_bytes(const pb_graph *g)
+{
+    double sum = 0;
+    int applies = 0;
+    for (int v = 0; v < g->n_nodes; v++)
+        if (strncmp(g->node_type[v], "Apply", 5) == 0) {
+            applies++;
+            sum += g->param_bytes[g->pred[g->pred_start[v]]];
+        }
+    for (int v = 0; !applies && v < g->n_nodes; v++)
+        sum += g->param_bytes[v];
+    return sum;
+}
+
+/* |a - b| <= tol, with both values in the message when not. */
+#define zoo_near(a, b, tol)                                                                        \
+    do {                                                                                           \
+        double a_ = (a), b_ = (b);                                                                 \
+        if (!(fabs(a_ - b_) <= (tol)))                                                             \
+            fail_msg("%s = %.17g, expected %.17g", #a, a_, b_);                                    \
+    } while (0)
+
+static pb_graph *zoo_generate(const char *model, int layers, uint64_t seed)
+{
+    const gen_model *m = gen_model_find(model);
+    assert_non_null(m);
+    gen_model_args a = {0, layers, seed};
+    pb_graph *g = NULL;
+    pb_error err;
+    int rc = gen_model_generate(m, &a, &g, &err);
+    if (rc != PB_OK)
+        fail_msg("%s: %s", model, err.msg);
+    return g;
+}
+
+static void test_zoo_op_counts(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof zoo_targets / sizeof zoo_targets[0]; i++) {
+        const zoo_target *t = &zoo_targets[i];
+        pb_graph *g = zoo_generate(t->model, t->layers, 1);
+        double ops = g->n_nodes, mib = zoo_trainable_bytes(g) / (1024.0 * 1024.0);
+        print_message("%-16s %6.0f ops (paper %6.0f, %+5.1f%%) %8.1f MiB (paper %6.0f)\n", g->name,
+                      ops, t->ops, 100 * (ops - t->ops) / t->ops, mib, t->param_mib);
+        if (fabs(ops - t->ops) > 0.15 * t->ops)
+            fail_msg("%s: %g ops, paper %g", g->name, ops, t->ops);
+        if (t->param_mib > 0 && fabs(mib - t->param_mib) > 0.15 * t->param_mib)
+            fail_msg("%s: %g MiB of parameters, paper %g", g->name, mib, t->param_mib);
+        graph_free(g);
+    }
+}
+
+/* Every model: same seed, same checksum. */
+static void test_zoo_deterministic(void **state)
+{
+    (void)state;
+    for (int i = 0; gen_model_at(i); i++) {
+        const gen_model *m = gen_model_at(i);
+        pb_graph *a = zoo_generate(m->name, 0, 7), *b = zoo_generate(m->name, 0, 7);
+        assert_string_equal(a->checksum, b->checksum);
+        graph_free(a);
+        graph_free(b);
+    }
+}
+
+static void test_zoo_bad_arguments(void **state)
+{
+    (void)state;
+    pb_graph *g;
+    pb_error err;
+    gen_model_args a = {0, 3, 1};
+    assert_int_equal(gen_model_generate(gen_model_find("ctrdnn"), &a, &g, &err), PB_ERR);
+    assert_non_null(strstr(err.msg, "--layers 3"));
+    assert_int_equal(gen_model_generate(gen_model_find("nce"), &a, &g, &err), PB_ERR);
+    assert_null(gen_model_find("resnet-9000"));
+}
+
+/* The HeterPS chains: one node per layer, linked in order, with the spec's sizes. */
+static void test_zoo_chain_sizes(void **state)
+{
+    (void)state;
+    pb_graph *g = zoo_generate("ctrdnn", 8, 1);
+    assert_int_equal(g->n_edges, 7);
+    /* specs/heterps.md §5: fc1 is 273 -> 400 with 109,600 parameters; B = 512. */
+    int fc1 = -1;
+    for (int v = 0; v < g->n_nodes; v++)
+        if (strcmp(g->node_name[v], "fc1") == 0)
+            fc1 = v;
+    assert_true(fc1 >= 0);
+    assert_string_equal(g->node_type[fc1], "FC");
+    zoo_near(g->param_bytes[fc1], 4.0 * 109600, 0);
+    zoo_near(g->flops[fc1], 3.0 * 2 * 273 * 400 * 512, 0);
+    zoo_near(g->port_bytes[g->port_start[fc1]], 4.0 * 400 * 512, 0);
+    graph_free(g);
+}
+
+/* specs/tag.md §2.5: times {6:10, 10:14, 15:20, 20:27, 30:40, 60:75} give 61 at b = 48, 145 at
+ * b = 120 and 8 at b = 4 (the spec's worked example; its middle points do not matter here). */
+static void test_devcost_batch_model(void **state)
+{
+    (void)state;
+    const double b[6] = {6, 10, 15, 20, 30, 60}, t[6] = {10, 14, 20, 27, 40, 75};
+    zoo_near(devcost_at_batch(b, t, 6, 48, 0), 61, 1e-9);
+    zoo_near(devcost_at_batch(b, t, 6, 120, 0), 145, 1e-9);
+    zoo_near(devcost_at_batch(b, t, 6, 4, 0), 8, 1e-9);
+    zoo_near(devcost_at_batch(b, t, 6, 15, 0), 20, 1e-9);
+    /* One point: the line through (0, overhead) and it; 5 + (25 - 5) * 2 = 45 at twice the batch.
+     */
+    const double b1 = 32, t1 = 25;
+    zoo_near(devcost_at_batch(&b1, &t1, 1, 64, 5), 45, 1e-9);
+}
+
+/* A V100 (15.7 TFLOP/s, 900 GB/s): 1 GFLOP over 1 MB is compute bound,
+ * 1e9 / (0.5 * 15.7e12) s = 127.39 µs, plus 5 µs; 1 GB moved is 1e9 / (0.7 * 900e9) s. */
+static void test_devcost_roofline(void **state)
+{
+    (void)state;
+    pb_device_type v100 = {"V100-16G", 15.7e12, 900e9, 0, 0, 0};
+    zoo_near(devcost_op_us(&v100, 1e9, 1e6), 5 + 1e6 / (0.5 * 15.7e3), 1e-6);
+    zoo_near(devcost_op_us(&v100, 1e6, 1e9), 5 + 1e6 / (0.7 * 900), 1e-6);
+    zoo_near(devcost_op_us(&v100, 0, 0), DEVCOST_HOST_US, 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_zoo_op_counts),       cmocka_unit_test(test_zoo_deterministic),
+        cmocka_unit_test(test_zoo_bad_arguments),   cmocka_unit_test(test_zoo_chain_sizes),
+        cmocka_unit_test(test_devcost_batch_model), cmocka_unit_test(test_devcost_roofline),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
