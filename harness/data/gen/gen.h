@@ -134,10 +134,13 @@ typedef enum gen_grad {
     GEN_GRAD_XENT,
     GEN_GRAD_SOFTMAX,
     GEN_GRAD_RESHAPE,
-    GEN_GRAD_SLICE,    /* StridedSlice: StridedSliceGrad scatters dy into the input's shape */
-    GEN_GRAD_TA_WRITE, /* TensorArrayWriteV3(value, flow): value's gradient is read from the
-                          gradient array, the flow's passes to the previous write */
-    GEN_GRAD_TA_GATHER /* TensorArrayGatherV3(flow): the gradient is scattered into an array */
+    GEN_GRAD_SLICE,     /* StridedSlice: StridedSliceGrad scatters dy into the input's shape */
+    GEN_GRAD_TA_WRITE,  /* TensorArrayWriteV3(value, flow): value's gradient is read from the
+                           gradient array, the flow's passes to the previous write */
+    GEN_GRAD_TA_GATHER, /* TensorArrayGatherV3(flow): the gradient is scattered into an array */
+    GEN_GRAD_BROADCAST  /* AddV2/Sub/Mul/RealDiv of broadcast shapes: Shape, Shape_1,
+                           BroadcastGradientArgs, then per input the element-wise ops, Sum and
+                           Reshape (TF's _AddGrad/_SubGrad/_MulGrad/_RealDivGrad) */
 } gen_grad;
 
 typedef enum gen_optimizer {
@@ -147,6 +150,16 @@ typedef enum gen_optimizer {
 } gen_optimizer;
 
 enum { GEN_SCOPE = 0, GEN_GROUP = 1 };
+
+/*
+ * gen_ctx.tf_graphdef: with GEN_TF_UNIFORM or GEN_TF_NORMAL every variable gets its initializer
+ * (weights: xavier random_uniform, 7 ops, or truncated_normal, 6 ops; other variables: zeros or
+ * ones, a Const below 1000 elements, else shape + Const + Fill) and "Assign"; Adam's slots get
+ * theirs and a "read"; Adam's hyper-parameter Consts, the "Adam" NoOp and the "init" NoOp are
+ * emitted; conv gradients read their shapes through one ShapeN.  Initializers run once before
+ * training, so they cost nothing per step and their outputs move no bytes.
+ */
+enum { GEN_TF_STEP = 0, GEN_TF_UNIFORM = 1, GEN_TF_NORMAL = 2 };
 
 typedef struct gen_op gen_op; /* defined in gen_common.c */
 
@@ -168,6 +181,9 @@ typedef struct gen_ctx {
      * here, so a variable's gradient is accumulated iteration by iteration instead of by one
      * AddN over all its uses. */
     int loop_accumulate;
+    /* GEN_TF_*: emit what TensorFlow 1.x puts in a GraphDef beyond the training step (the zoo's
+     * TAG models, whose op counts are of the whole GraphDef); 0 for the training step only. */
+    int tf_graphdef;
     int failed;
     pb_error err;
 } gen_ctx;
@@ -206,6 +222,11 @@ gen_tensor gen_batchnorm(gen_ctx *g, gen_tensor x);
 gen_tensor gen_unary(gen_ctx *g, const char *type, gen_tensor x); /* Relu, Tanh, Sigmoid */
 gen_tensor gen_binary(gen_ctx *g, const char *type, gen_tensor a, gen_tensor b); /* Add/Sub/Mul */
 gen_tensor gen_add_n(gen_ctx *g, const gen_tensor *x, int n);
+/* AddV2/Sub/Mul/RealDiv whose operands broadcast (b is the smaller, e.g. a bias or a scalar);
+ * the output has a's shape. */
+gen_tensor gen_broadcast(gen_ctx *g, const char *type, gen_tensor a, gen_tensor b);
+/* The "init" NoOp over every Assign (GEN_TF_*); call after gen_train. */
+void gen_tf_init_op(gen_ctx *g);
 gen_tensor gen_pool(gen_ctx *g, const char *type, gen_tensor x, int k, int stride, int valid);
 /* Concatenates along the last axis. */
 gen_tensor gen_concat(gen_ctx *g, const gen_tensor *x, int n);

@@ -19,6 +19,7 @@ struct gen_op {
     int n_out;
     double flops, bytes, cost_us, param_bytes;
     int needs_grad; /* some trainable variable is upstream */
+    int init;       /* part of tf.global_variables_initializer (GEN_TF_*) */
 };
 
 /* ------------------------------------------------------------------ families */
@@ -302,6 +303,79 @@ gen_tensor gen_source(gen_ctx *g, const char *type, const char *name, const gen_
     return i < 0 ? GEN_NONE : (gen_tensor){i, 0};
 }
 
+/* An op of the initializer (GEN_TF_*): runs once, so it costs nothing per step and its output
+ * moves no bytes. */
+static int gen_init_add(gen_ctx *g, const char *type, const char *base, const gen_tensor *in,
+                        int n_in)
+{
+    gen_shape none = gen_shape1(0);
+    int i = gen_add(g, type, base, GEN_GRAD_NONE, in, n_in, &none, 1, 0, 1);
+    if (i >= 0) {
+        g->ops[i].cost_us = 0;
+        g->ops[i].init = 1;
+    }
+    return i;
+}
+
+/* Saves the scope into `saved` and sets it to op v's name followed by `suffix`. */
+static void gen_scope_of(gen_ctx *g, int v, const char *suffix, char *saved)
+{
+    memcpy(saved, g->scope, sizeof g->scope);
+    snprintf(g->scope, sizeof g->scope, "%.400s%s", g->ops[v].name, suffix);
+}
+
+/* The initial value of variable v (see GEN_TF_* in gen.h) and its Assign. */
+static void gen_tf_initialize(gen_ctx *g, int v, int random)
+{
+    char saved[sizeof g->scope];
+    gen_tensor value = GEN_NONE;
+    if (random) {
+        int normal = g->tf_graphdef == GEN_TF_NORMAL;
+        gen_scope_of(g, v, normal ? "/Initializer/truncated_normal" : "/Initializer/random_uniform",
+                     saved);
+        gen_tensor shape = {gen_init_add(g, "Const", "shape", NULL, 0), 0};
+        gen_tensor lo = {gen_init_add(g, "Const", normal ? "mean" : "min", NULL, 0), 0};
+        gen_tensor hi = {gen_init_add(g, "Const", normal ? "stddev" : "max", NULL, 0), 0};
+        gen_tensor r = {gen_init_add(g, normal ? "TruncatedNormal" : "RandomUniform",
+                                     normal ? "TruncatedNormal" : "RandomUniform", &shape, 1),
+                        0};
+        gen_tensor span = hi;
+        if (!normal) {
+            gen_tensor d[2] = {hi, lo};
+            span = (gen_tensor){gen_init_add(g, "Sub", "sub", d, 2), 0};
+        }
+        gen_tensor m[2] = {r, span};
+        gen_tensor scaled = {gen_init_add(g, "Mul", "mul", m, 2), 0};
+        gen_tensor a[2] = {scaled, lo};
+        value = (gen_tensor){gen_init_add(g, "AddV2", "add", a, 2), 0};
+    } else if (gen_shape_elems(g->ops[v].out[0]) < 1000) {
+        gen_scope_of(g, v, "/Initializer", saved);
+        value = (gen_tensor){gen_init_add(g, "Const", "zeros", NULL, 0), 0};
+    } else {
+        gen_scope_of(g, v, "/Initializer/zeros", saved);
+        gen_tensor in[2] = {{gen_init_add(g, "Const", "shape_as_tensor", NULL, 0), 0},
+                            {gen_init_add(g, "Const", "Const", NULL, 0), 0}};
+        value = (gen_tensor){gen_init_add(g, "Fill", "Fill", in, 2), 0};
+    }
+    char inner[sizeof g->scope];
+    gen_scope_of(g, v, "", inner);
+    gen_tensor in[2] = {{v, 0}, value};
+    gen_init_add(g, "Assign", "Assign", in, 2);
+    memcpy(g->scope, saved, sizeof g->scope);
+}
+
+/* Weights are drawn at random, everything else (biases, scales, offsets, slots) starts constant. */
+static int gen_is_weight(const char *name)
+{
+    static const char *const weights[] = {
+        "w",         "weights",   "kernel", "depthwise_weights", "pointwise_weights",
+        "embedding", "embeddings"};
+    for (size_t i = 0; i < sizeof weights / sizeof weights[0]; i++)
+        if (strcmp(name, weights[i]) == 0)
+            return 1;
+    return 0;
+}
+
 gen_tensor gen_variable(gen_ctx *g, const char *name, gen_shape shape)
 {
     int v = gen_add(g, "VariableV2", name, GEN_GRAD_NONE, NULL, 0, &shape, 1, 0, 1);
@@ -314,7 +388,35 @@ gen_tensor gen_variable(gen_ctx *g, const char *name, gen_shape shape)
     snprintf(read, sizeof read, "%s/read", slash ? slash + 1 : g->ops[v].name);
     gen_tensor t = {v, 0};
     int r = gen_add(g, "Identity", read, GEN_GRAD_READ, &t, 1, &shape, 1, 0, 1);
+    if (r >= 0 && g->tf_graphdef)
+        gen_tf_initialize(g, v, gen_is_weight(name));
     return r < 0 ? GEN_NONE : (gen_tensor){r, 0};
+}
+
+void gen_tf_init_op(gen_ctx *g)
+{
+    int n = 0;
+    for (int i = 0; i < g->n_ops; i++)
+        n += g->ops[i].init && strcmp(g->ops[i].type, "Assign") == 0;
+    gen_tensor *in = malloc((size_t)(n ? n : 1) * sizeof *in);
+    if (!in) {
+        gen_fail(g, "out of memory");
+        return;
+    }
+    n = 0;
+    for (int i = 0; i < g->n_ops; i++)
+        if (g->ops[i].init && strcmp(g->ops[i].type, "Assign") == 0)
+            in[n++] = (gen_tensor){i, 0};
+    char saved[sizeof g->scope];
+    memcpy(saved, g->scope, sizeof saved);
+    g->scope[0] = '\0';
+    int i = gen_add(g, "NoOp", "init", GEN_GRAD_NONE, in, n, NULL, 0, 0, 1);
+    if (i >= 0) {
+        g->ops[i].cost_us = 0;
+        g->ops[i].init = 1;
+    }
+    memcpy(g->scope, saved, sizeof saved);
+    free(in);
 }
 
 gen_tensor gen_const(gen_ctx *g, const char *name, gen_shape shape)
@@ -390,6 +492,17 @@ gen_tensor gen_add_n(gen_ctx *g, const gen_tensor *x, int n)
     gen_shape s = gen_shape_of(g, x[0]);
     return gen_op_emit(g, "AddN", "AddN", GEN_GRAD_IDENTITY, x, n, &s, 1,
                        (n - 1) * gen_shape_elems(s));
+}
+
+gen_tensor gen_broadcast(gen_ctx *g, const char *type, gen_tensor a, gen_tensor b)
+{
+    gen_shape s = gen_shape_of(g, a);
+    gen_tensor in[2] = {a, b};
+    const char *base = strcmp(type, "AddV2") == 0 ? "add"
+                       : strcmp(type, "Sub") == 0 ? "sub"
+                       : strcmp(type, "Mul") == 0 ? "mul"
+                                                  : "truediv";
+    return gen_op_emit(g, type, base, GEN_GRAD_BROADCAST, in, 2, &s, 1, gen_shape_elems(s));
 }
 
 gen_tensor gen_pool(gen_ctx *g, const char *type, gen_tensor x, int k, int stride, int valid)
@@ -688,6 +801,63 @@ static void gen_grad_softmax(gen_ctx *g, gen_bwd *b, int i, gen_tensor dy)
     gen_grad_push(g, b, x, gen_gop(g, "Mul", in3, 2, x, e));
 }
 
+/* The ShapeN that TensorFlow's conv gradients read their input sizes from (GEN_TF_* only). */
+static void gen_grad_shape_n(gen_ctx *g, const gen_tensor *in)
+{
+    gen_shape s[2] = {gen_shape1(4), gen_shape1(4)};
+    if (g->tf_graphdef)
+        gen_add(g, "ShapeN", "ShapeN", GEN_GRAD_NONE, in, 2, s, 2, 0, 1);
+}
+
+/* A host op computing the shape of x (an int32 vector). */
+static gen_tensor gen_shape_op(gen_ctx *g, const char *base, gen_tensor x)
+{
+    gen_shape s = gen_shape1(gen_shape_of(g, x).rank);
+    int i = gen_add(g, "Shape", base, GEN_GRAD_NONE, &x, 1, &s, 1, 0, 1);
+    return i < 0 ? GEN_NONE : (gen_tensor){i, 0};
+}
+
+/* TensorFlow's gradients of a broadcasting AddV2/Sub/Mul/RealDiv: the operands' shapes and the
+ * reduction axes between them, then per differentiable operand its element-wise gradient
+ * summed over the broadcast axes and reshaped to the operand's shape. */
+static void gen_grad_broadcast(gen_ctx *g, gen_bwd *b, int i, gen_tensor dy)
+{
+    char type[16];
+    snprintf(type, sizeof type, "%s", g->ops[i].type);
+    gen_tensor x[2] = {g->ops[i].in[0], g->ops[i].in[1]};
+    gen_tensor shape[2] = {gen_shape_op(g, "Shape", x[0]), gen_shape_op(g, "Shape_1", x[1])};
+    gen_shape axes[2] = {gen_shape1(4), gen_shape1(4)};
+    int args = gen_add(g, "BroadcastGradientArgs", "BroadcastGradientArgs", GEN_GRAD_NONE, shape, 2,
+                       axes, 2, 0, 1);
+    double e = gen_shape_elems(gen_shape_of(g, dy));
+    for (int k = 0; k < 2 && args >= 0; k++) {
+        if (!gen_needs(g, x[k]))
+            continue;
+        gen_tensor t = dy;
+        if (strcmp(type, "Sub") == 0 && k == 1) {
+            t = gen_gop(g, "Neg", &dy, 1, dy, e);
+        } else if (strcmp(type, "Mul") == 0) {
+            gen_tensor in[2] = {dy, x[1 - k]};
+            t = gen_gop(g, "Mul", in, 2, dy, e);
+        } else if (strcmp(type, "RealDiv") == 0 && k == 0) {
+            gen_tensor in[2] = {dy, x[1]};
+            t = gen_gop(g, "RealDiv", in, 2, dy, e);
+        } else if (strcmp(type, "RealDiv") == 0) {
+            gen_tensor n = gen_gop(g, "Neg", &x[0], 1, x[0], e);
+            gen_tensor in[2] = {n, x[1]};
+            gen_tensor q = gen_gop(g, "RealDiv", in, 2, dy, e);
+            gen_tensor in2[2] = {q, x[1]};
+            gen_tensor q2 = gen_gop(g, "RealDiv", in2, 2, dy, e);
+            gen_tensor in3[2] = {dy, q2};
+            t = gen_gop(g, "Mul", in3, 2, dy, e);
+        }
+        gen_tensor in[2] = {t, {args, k}};
+        gen_tensor sum = gen_gop(g, "Sum", in, 2, x[k], e);
+        gen_tensor in2[2] = {sum, shape[k]};
+        gen_grad_push(g, b, x[k], gen_gop(g, "Reshape", in2, 2, x[k], 0));
+    }
+}
+
 /* Emits the gradient ops of forward op i given dy per output port (GEN_NONE when none).  Inputs
  * are copied first: emitting may move g->ops. */
 static void gen_grad_emit(gen_ctx *g, gen_bwd *b, int i, const gen_tensor *dy)
@@ -702,9 +872,11 @@ static void gen_grad_emit(gen_ctx *g, gen_bwd *b, int i, const gen_tensor *dy)
             gen_grad_push(g, b, g->ops[i].in[k], d);
         break;
     case GEN_GRAD_CONV2D:
+        gen_grad_shape_n(g, in);
         gen_grad_pair(g, b, i, d, "Conv2DBackpropInput", "Conv2DBackpropFilter");
         break;
     case GEN_GRAD_DEPTHWISE:
+        gen_grad_shape_n(g, in);
         gen_grad_pair(g, b, i, d, "DepthwiseConv2dNativeBackpropInput",
                       "DepthwiseConv2dNativeBackpropFilter");
         break;
@@ -794,6 +966,9 @@ static void gen_grad_emit(gen_ctx *g, gen_bwd *b, int i, const gen_tensor *dy)
         break;
     case GEN_GRAD_SLICE:
         gen_grad_push(g, b, in[0], gen_gop(g, "StridedSliceGrad", &d, 1, in[0], 0));
+        break;
+    case GEN_GRAD_BROADCAST:
+        gen_grad_broadcast(g, b, i, d);
         break;
     default:
         break;
@@ -906,6 +1081,18 @@ static const char *gen_opt_name(int optimizer)
                                            : "GradientDescent";
 }
 
+/* A slot's (or beta power's) initializer, Assign and "read" (GEN_TF_*): TensorFlow creates them
+ * although the step reads the variable itself. */
+static void gen_tf_slot_extras(gen_ctx *g, int slot)
+{
+    gen_tf_initialize(g, slot, 0);
+    char saved[sizeof g->scope];
+    gen_scope_of(g, slot, "", saved);
+    gen_tensor v = {slot, 0};
+    gen_init_add(g, "Identity", "read", &v, 1);
+    memcpy(g->scope, saved, sizeof saved);
+}
+
 /* A slot variable of `var` ("<var>/Momentum", "<var>/Adam_1") in the current group. */
 static gen_tensor gen_slot(gen_ctx *g, int var, const char *suffix)
 {
@@ -918,6 +1105,8 @@ static gen_tensor gen_slot(gen_ctx *g, int var, const char *suffix)
     if (i < 0)
         return GEN_NONE;
     g->ops[i].param_bytes = gen_shape_bytes(s);
+    if (g->tf_graphdef)
+        gen_tf_slot_extras(g, i);
     return (gen_tensor){i, 0};
 }
 
@@ -965,6 +1154,8 @@ static void gen_adam_betas(gen_ctx *g, gen_tensor *beta)
         beta[k] = i < 0 ? GEN_NONE : (gen_tensor){i, 0};
         if (i >= 0)
             g->ops[i].param_bytes = 4;
+        if (i >= 0 && g->tf_graphdef)
+            gen_tf_slot_extras(g, i);
     }
 }
 

@@ -61,6 +61,26 @@ const gen_model_paper *gen_model_figure(const gen_model *m, int layers);
  * named "<model>", or "<model>-<layers>l" for a model with layers.  *out is caller-owned. */
 int gen_model_generate(const gen_model *m, const gen_model_args *a, pb_graph **out, pb_error *err);
 
+/* ------------------------------------------------------------------ TF-slim layers (gen_slim.c) */
+
+enum {
+    GEN_SLIM_VALID = 1,   /* VALID padding (default SAME) */
+    GEN_SLIM_LINEAR = 2,  /* no ReLU */
+    GEN_SLIM_NO_BIAS = 4, /* no bias */
+    GEN_SLIM_BN = 8       /* slim.batch_norm instead of the bias */
+};
+/* slim.conv2d in scope `scope` (a group): Conv2D reading "weights", then BiasAdd ("biases") or
+ * batch norm, then ReLU, as `flags` say. */
+gen_tensor gen_slim_conv(gen_ctx *g, const char *scope, gen_tensor x, int kh, int kw, int cout,
+                         int stride, int flags);
+/* slim.batch_norm (center, no scale, training) with its moving-average updates; relu != 0
+ * applies tf.nn.relu after it. */
+gen_tensor gen_slim_batch_norm(gen_ctx *g, gen_tensor x, int relu);
+/* tf.nn.dropout (TF 1.x ops) on x. */
+gen_tensor gen_slim_dropout(gen_ctx *g, gen_tensor x);
+/* reduce_sum(sigmoid_cross_entropy_with_logits(labels, logits)): a scalar loss. */
+gen_tensor gen_slim_sigmoid_loss(gen_ctx *g, gen_tensor logits, gen_tensor labels);
+
 /* The generators (one file per model family). */
 int gen_vgg19_generate(const gen_model_args *a, const char *name, pb_graph **out, pb_error *err);
 int gen_resnet101_generate(const gen_model_args *a, const char *name, pb_graph **out,

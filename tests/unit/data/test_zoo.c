@@ -15,6 +15,8 @@
 
 /*
  * The papers' figures, copied from the papers (not from gen_model.c):
+ *   TAG Table 3 (op counts; "parameter size" in MiB): InceptionV3 5312 / 90, ResNet101
+ *   7951 / 169, VGG19 1169 / 548.
  *   HeterPS §6.1: "MATCHNET (16), CTRDNN (16), 2EMB (10), and NCE (5), with the number of layers
  *   in parenthesis"; §6.2 CTRDNN with 8, 12, 16 and 20 layers; §6.3 "a CTRDNN of 7 layers".
  */
@@ -26,8 +28,17 @@ typedef struct zoo_target {
 } zoo_target;
 
 static const zoo_target zoo_targets[] = {
-    {"matchnet", 0, 16, 0}, {"ctrdnn", 16, 16, 0}, {"ctrdnn", 7, 7, 0}, {"ctrdnn", 8, 8, 0},
-    {"ctrdnn", 12, 12, 0},  {"ctrdnn", 20, 20, 0}, {"2emb", 0, 10, 0},  {"nce", 0, 5, 0},
+    {"inceptionv3", 0, 5312, 90},
+    {"resnet101", 0, 7951, 169},
+    {"vgg19", 0, 1169, 548},
+    {"matchnet", 0, 16, 0},
+    {"ctrdnn", 16, 16, 0},
+    {"ctrdnn", 7, 7, 0},
+    {"ctrdnn", 8, 8, 0},
+    {"ctrdnn", 12, 12, 0},
+    {"ctrdnn", 20, 20, 0},
+    {"2emb", 0, 10, 0},
+    {"nce", 0, 5, 0},
 };
 
 /* Trainable parameter bytes: input 0 of every optimizer (Apply*) op, or every node's weights

@@ -1,0 +1,117 @@
+/* gen_slim.c — TF-slim layers as tf.contrib.slim writes them into a GraphDef (conv with bias,
+ * batch norm, dropout, sigmoid cross-entropy), shared by the zoo's TAG CNNs. */
+#include "gen_model.h"
+
+#include <string.h>
+
+static long long gen_slim_out(long long in, int k, int stride, int valid)
+{
+    return valid ? (in - k) / stride + 1 : (in + stride - 1) / stride;
+}
+
+gen_tensor gen_slim_conv(gen_ctx *g, const char *scope, gen_tensor x, int kh, int kw, int cout,
+                         int stride, int flags)
+{
+    gen_push(g, GEN_GROUP, "%s", scope);
+    gen_shape s = gen_shape_of(g, x);
+    int valid = (flags & GEN_SLIM_VALID) != 0;
+    gen_tensor in[2] = {x, gen_variable(g, "weights", gen_shape4(kh, kw, s.d[3], cout))};
+    gen_shape o = gen_shape4(s.d[0], gen_slim_out(s.d[1], kh, stride, valid),
+                             gen_slim_out(s.d[2], kw, stride, valid), cout);
+    double flops = 2.0 * gen_shape_elems(o) * kh * kw * (double)s.d[3];
+    gen_tensor y = gen_op_emit(g, "Conv2D", "Conv2D", GEN_GRAD_CONV2D, in, 2, &o, 1, flops);
+    if (flags & GEN_SLIM_BN)
+        y = gen_slim_batch_norm(g, y, 0);
+    else if (!(flags & GEN_SLIM_NO_BIAS))
+        y = gen_bias_add(g, y, gen_variable(g, "biases", gen_shape1(cout)));
+    if (!(flags & GEN_SLIM_LINEAR))
+        y = gen_unary(g, "Relu", y);
+    gen_pop(g);
+    return y;
+}
+
+/*
+ * slim.batch_norm as called without an arg_scope (center, no scale, decay 0.999, training): a
+ * FusedBatchNorm reading the beta variable, a ones Const for gamma and two empty Consts, plus the
+ * moving_mean / moving_variance variables (not trainable) and their AssignMovingAvg updates
+ * (decay Const, sub, sub_1, mul, AssignSub each), which TensorFlow keeps in UPDATE_OPS.
+ */
+gen_tensor gen_slim_batch_norm(gen_ctx *g, gen_tensor x, int relu)
+{
+    gen_push(g, GEN_SCOPE, "BatchNorm");
+    gen_shape s = gen_shape_of(g, x), c = gen_shape1(s.d[s.rank - 1]);
+    gen_tensor gamma = gen_const(g, "Const", c);
+    gen_tensor beta = gen_variable(g, "beta", c);
+    gen_tensor in[3] = {x, gamma, beta};
+    gen_shape o[3] = {s, c, c};
+    gen_tensor y = gen_op_emit(g, "FusedBatchNorm", "FusedBatchNorm", GEN_GRAD_BATCHNORM, in, 3, o,
+                               3, 8.0 * gen_shape_elems(s));
+    for (int k = 1; k <= 2; k++) { /* variables no gradient reaches, so never trained */
+        gen_tensor avg = gen_variable(g, k == 1 ? "moving_mean" : "moving_variance", c);
+        gen_tensor decay = gen_const(g, "AssignMovingAvg/decay", gen_shape0());
+        gen_tensor d[2] = {avg, gen_port(y, k)};
+        gen_tensor diff = gen_op_emit(g, "Sub", "AssignMovingAvg/sub", GEN_GRAD_NONE, d, 2, &c, 1,
+                                      (double)c.d[0]);
+        gen_tensor m[2] = {diff, decay};
+        gen_tensor step = gen_op_emit(g, "Mul", "AssignMovingAvg/mul", GEN_GRAD_NONE, m, 2, &c, 1,
+                                      (double)c.d[0]);
+        gen_tensor a[2] = {avg, step};
+        gen_op_emit(g, "AssignSub", "AssignMovingAvg", GEN_GRAD_NONE, a, 2, &c, 1, (double)c.d[0]);
+    }
+    gen_pop(g);
+    return relu ? gen_unary(g, "Relu", y) : y;
+}
+
+/* tf.nn.dropout (TF 1.x): x / keep_prob * floor(keep_prob + uniform(shape(x))). */
+gen_tensor gen_slim_dropout(gen_ctx *g, gen_tensor x)
+{
+    gen_push(g, GEN_SCOPE, "Dropout");
+    gen_shape s = gen_shape_of(g, x), scalar = gen_shape0();
+    double e = gen_shape_elems(s);
+    gen_tensor keep = gen_const(g, "keep_prob", scalar);
+    gen_shape dims = gen_shape1(s.rank);
+    gen_tensor shape = gen_op_emit(g, "Shape", "dropout/Shape", GEN_GRAD_NONE, &x, 1, &dims, 1, 0);
+    gen_push(g, GEN_SCOPE, "dropout/random_uniform");
+    gen_tensor lo = gen_const(g, "min", scalar), hi = gen_const(g, "max", scalar);
+    gen_tensor r =
+        gen_op_emit(g, "RandomUniform", "RandomUniform", GEN_GRAD_NONE, &shape, 1, &s, 1, e);
+    gen_tensor d[2] = {hi, lo};
+    gen_tensor span = gen_op_emit(g, "Sub", "sub", GEN_GRAD_NONE, d, 2, &scalar, 1, 1);
+    gen_tensor m[2] = {r, span};
+    gen_tensor scaled = gen_op_emit(g, "Mul", "mul", GEN_GRAD_NONE, m, 2, &s, 1, e);
+    gen_tensor a[2] = {scaled, lo};
+    gen_tensor u = gen_op_emit(g, "AddV2", "random_uniform", GEN_GRAD_NONE, a, 2, &s, 1, e);
+    gen_pop(g);
+    gen_tensor k[2] = {keep, u};
+    gen_tensor sum = gen_op_emit(g, "AddV2", "dropout/add", GEN_GRAD_NONE, k, 2, &s, 1, e);
+    gen_tensor mask = gen_op_emit(g, "Floor", "dropout/Floor", GEN_GRAD_NONE, &sum, 1, &s, 1, e);
+    gen_tensor y = gen_binary(g, "Mul", gen_broadcast(g, "RealDiv", x, keep), mask);
+    gen_pop(g);
+    return y;
+}
+
+/* tf.nn.sigmoid_cross_entropy_with_logits summed over batch and classes (TAG's loss):
+ * max(x, 0) - x z + log(1 + exp(-|x|)) through ZerosLike, GreaterEqual, two Selects, Neg, Mul,
+ * Sub, Exp, Log1p, Add, then Sum. */
+gen_tensor gen_slim_sigmoid_loss(gen_ctx *g, gen_tensor logits, gen_tensor labels)
+{
+    gen_push(g, GEN_GROUP, "logistic_loss");
+    gen_shape s = gen_shape_of(g, logits), scalar = gen_shape0();
+    double e = gen_shape_elems(s);
+    gen_tensor zeros =
+        gen_op_emit(g, "ZerosLike", "zeros_like", GEN_GRAD_NONE, &logits, 1, &s, 1, 0);
+    gen_tensor c[2] = {logits, zeros};
+    gen_tensor cond = gen_op_emit(g, "GreaterEqual", "GreaterEqual", GEN_GRAD_NONE, c, 2, &s, 1, e);
+    gen_tensor s1[3] = {cond, logits, zeros};
+    gen_tensor relu = gen_op_emit(g, "Select", "Select", GEN_GRAD_IDENTITY, s1, 3, &s, 1, e);
+    gen_tensor neg = gen_op_emit(g, "Neg", "Neg", GEN_GRAD_IDENTITY, &logits, 1, &s, 1, e);
+    gen_tensor s2[3] = {cond, neg, logits};
+    gen_tensor nabs = gen_op_emit(g, "Select", "Select_1", GEN_GRAD_IDENTITY, s2, 3, &s, 1, e);
+    gen_tensor xz = gen_binary(g, "Mul", logits, labels);
+    gen_tensor lin = gen_binary(g, "Sub", relu, xz);
+    gen_tensor ex = gen_op_emit(g, "Exp", "Exp", GEN_GRAD_SIGMOID, &nabs, 1, &s, 1, 4 * e);
+    gen_tensor lp = gen_op_emit(g, "Log1p", "Log1p", GEN_GRAD_SIGMOID, &ex, 1, &s, 1, 4 * e);
+    gen_tensor loss = gen_binary(g, "AddV2", lin, lp);
+    gen_pop(g);
+    return gen_op_emit(g, "Sum", "Sum", GEN_GRAD_MEAN, &loss, 1, &scalar, 1, e);
+}
