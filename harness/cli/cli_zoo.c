@@ -82,7 +82,8 @@ typedef struct cli_zoo_row {
     double params, flops, time_us[CLI_ZOO_N_TYPES];
 } cli_zoo_row;
 
-static void cli_zoo_measure(const pb_graph *g, const cfg_cluster *cat, cli_zoo_row *r)
+static void cli_zoo_measure(const gen_model *m, const pb_graph *g, const cfg_cluster *cat,
+                            cli_zoo_row *r)
 {
     memset(r, 0, sizeof *r);
     int applies = 0;
@@ -91,7 +92,9 @@ static void cli_zoo_measure(const pb_graph *g, const cfg_cluster *cat, cli_zoo_r
         if (strncmp(g->node_type[v], "Apply", 5) != 0 || g->pred_start[v + 1] == g->pred_start[v])
             continue;
         applies++; /* input 0 of an optimizer op is the trainable variable it updates */
-        r->params += g->param_bytes[g->pred[g->pred_start[v]]];
+        int var = g->pred[g->pred_start[v]];
+        if (!m->paper_param_exclude || !strstr(g->node_name[var], m->paper_param_exclude))
+            r->params += g->param_bytes[var];
     }
     for (int v = 0; !applies && v < g->n_nodes; v++) /* a layer chain: every weight */
         r->params += g->param_bytes[v];
@@ -184,7 +187,7 @@ static int cli_zoo_row_of(const gen_model *m, const gen_model_args *a, int layer
     if (gen_model_generate(m, &one, &g, &err) != PB_OK)
         return cli_error("dataset stats: %s", err.msg);
     cli_zoo_row r;
-    cli_zoo_measure(g, cat, &r);
+    cli_zoo_measure(m, g, cat, &r);
     int batch = a->batch ? a->batch : m->batch, rc = 0;
     if (as_json)
         rc = cli_zoo_print_json(m, one.layers, g, batch, &r, cat);

@@ -138,9 +138,11 @@ typedef enum gen_grad {
     GEN_GRAD_TA_WRITE,  /* TensorArrayWriteV3(value, flow): value's gradient is read from the
                            gradient array, the flow's passes to the previous write */
     GEN_GRAD_TA_GATHER, /* TensorArrayGatherV3(flow): the gradient is scattered into an array */
-    GEN_GRAD_BROADCAST  /* AddV2/Sub/Mul/RealDiv of broadcast shapes: Shape, Shape_1,
-                           BroadcastGradientArgs, then per input the element-wise ops, Sum and
-                           Reshape (TF's _AddGrad/_SubGrad/_MulGrad/_RealDivGrad) */
+    GEN_GRAD_BROADCAST, /* AddV2/Sub/Mul/RealDiv/SquaredDifference of broadcast shapes: Shape,
+                           Shape_1, BroadcastGradientArgs, then per input the element-wise ops, Sum
+                           and Reshape (TF's _AddGrad/_SubGrad/_MulGrad/_RealDivGrad) */
+    GEN_GRAD_UNARY,     /* one "<Type>Grad" op of dy and the output (Rsqrt, Exp, Pow, ...) */
+    GEN_GRAD_TRANSPOSE  /* InvertPermutation and a Transpose of dy */
 } gen_grad;
 
 typedef enum gen_optimizer {

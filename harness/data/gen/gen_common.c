@@ -498,10 +498,11 @@ gen_tensor gen_broadcast(gen_ctx *g, const char *type, gen_tensor a, gen_tensor 
 {
     gen_shape s = gen_shape_of(g, a);
     gen_tensor in[2] = {a, b};
-    const char *base = strcmp(type, "AddV2") == 0 ? "add"
-                       : strcmp(type, "Sub") == 0 ? "sub"
-                       : strcmp(type, "Mul") == 0 ? "mul"
-                                                  : "truediv";
+    const char *base = strcmp(type, "AddV2") == 0     ? "add"
+                       : strcmp(type, "Sub") == 0     ? "sub"
+                       : strcmp(type, "Mul") == 0     ? "mul"
+                       : strcmp(type, "RealDiv") == 0 ? "truediv"
+                                                      : type;
     return gen_op_emit(g, type, base, GEN_GRAD_BROADCAST, in, 2, &s, 1, gen_shape_elems(s));
 }
 
@@ -568,6 +569,10 @@ gen_tensor gen_mean_spatial(gen_ctx *g, gen_tensor x)
 
 gen_tensor gen_reshape(gen_ctx *g, gen_tensor x, gen_shape to)
 {
+    if (g->tf_graphdef) { /* tf.reshape of a static shape writes it as a Const */
+        gen_tensor in[2] = {x, gen_const(g, "Reshape/shape", gen_shape1(to.rank))};
+        return gen_op_emit(g, "Reshape", "Reshape", GEN_GRAD_RESHAPE, in, 2, &to, 1, 0);
+    }
     return gen_op_emit(g, "Reshape", "Reshape", GEN_GRAD_RESHAPE, &x, 1, &to, 1, 0);
 }
 
@@ -645,7 +650,10 @@ static void gen_grad_add(gen_ctx *g, gen_bwd *b, gen_tensor x, gen_tensor dy)
 
 static void gen_grad_push(gen_ctx *g, gen_bwd *b, gen_tensor x, gen_tensor dy)
 {
-    if (g->failed || x.op < 0 || dy.op < 0 || x.op >= b->n_fwd || !g->ops[x.op].needs_grad)
+    if (g->failed || x.op < 0 || dy.op < 0 || x.op >= b->n_fwd)
+        return;
+    /* TensorFlow gates every gradient a gradient function returns, needed or not (GEN_TF_*). */
+    if (!g->ops[x.op].needs_grad && !(b->collecting && g->tf_graphdef))
         return;
     if (b->collecting) {
         if (b->n_pend == GEN_MAX_PEND) {
@@ -671,7 +679,8 @@ static void gen_grad_gate(gen_ctx *g, gen_bwd *b)
     b->n_pend = 0;
     if (n == 1 || g->failed) {
         for (int k = 0; k < n; k++)
-            gen_grad_add(g, b, b->pend_x[k], b->pend_dy[k]);
+            if (g->ops[b->pend_x[k].op].needs_grad)
+                gen_grad_add(g, b, b->pend_x[k], b->pend_dy[k]);
         return;
     }
     int deps = gen_add(g, "NoOp", "tuple/group_deps", GEN_GRAD_NONE, b->pend_dy, n, NULL, 0, 0, 1);
@@ -680,7 +689,7 @@ static void gen_grad_gate(gen_ctx *g, gen_bwd *b)
         gen_shape s = gen_shape_of(g, b->pend_dy[k]);
         int id =
             gen_add(g, "Identity", "tuple/control_dependency", GEN_GRAD_NONE, in, 2, &s, 1, 0, 1);
-        if (id >= 0)
+        if (id >= 0 && g->ops[b->pend_x[k].op].needs_grad)
             gen_grad_add(g, b, b->pend_x[k], (gen_tensor){id, 0});
     }
 }
@@ -752,11 +761,11 @@ static void gen_grad_pair(gen_ctx *g, gen_bwd *b, int i, gen_tensor dy, const ch
 {
     gen_tensor x = g->ops[i].in[0], w = g->ops[i].in[1];
     double f = g->ops[i].flops;
-    if (gen_needs(g, x)) {
+    if (gen_needs(g, x) || g->tf_graphdef) {
         gen_tensor in[2] = {dy, w};
         gen_grad_push(g, b, x, gen_gop(g, tx, in, 2, x, f));
     }
-    if (gen_needs(g, w)) {
+    if (gen_needs(g, w) || g->tf_graphdef) {
         gen_tensor in[2] = {x, dy};
         gen_grad_push(g, b, w, gen_gop(g, tw, in, 2, w, f));
     }
@@ -809,6 +818,24 @@ static void gen_grad_shape_n(gen_ctx *g, const gen_tensor *in)
         gen_add(g, "ShapeN", "ShapeN", GEN_GRAD_NONE, in, 2, s, 2, 0, 1);
 }
 
+/* The shape arithmetic of TensorFlow's _MeanGrad/_SumGrad (GEN_TF_* only): the reduced shape
+ * (Shape, Size, add, mod, range, Fill, DynamicStitch, Maximum, floordiv) and the divisor
+ * (Shape, Prod, Prod, Maximum, floordiv, Cast), host ops on int32 shapes. */
+static void gen_grad_mean_shapes(gen_ctx *g, gen_tensor x)
+{
+    static const char *const types[] = {"Shape", "Size",          "AddV2",   "FloorMod", "Range",
+                                        "Fill",  "DynamicStitch", "Maximum", "FloorDiv", "Shape",
+                                        "Prod",  "Prod",          "Maximum", "FloorDiv", "Cast"};
+    gen_shape s = gen_shape1(gen_shape_of(g, x).rank);
+    gen_tensor prev = x;
+    for (size_t k = 0; k < sizeof types / sizeof types[0]; k++) {
+        int i = gen_add(g, types[k], types[k], GEN_GRAD_NONE, &prev, 1, &s, 1, 0, 1);
+        if (i < 0)
+            return;
+        prev = (gen_tensor){i, 0};
+    }
+}
+
 /* A host op computing the shape of x (an int32 vector). */
 static gen_tensor gen_shape_op(gen_ctx *g, const char *base, gen_tensor x)
 {
@@ -817,12 +844,31 @@ static gen_tensor gen_shape_op(gen_ctx *g, const char *base, gen_tensor x)
     return i < 0 ? GEN_NONE : (gen_tensor){i, 0};
 }
 
+/* BatchMatMulV2's gradient reduces over broadcast batch axes (GEN_TF_* only): both shapes, their
+ * batch parts (StridedSlice) and BroadcastGradientArgs. */
+static void gen_grad_batch_dims(gen_ctx *g, const gen_tensor *in)
+{
+    gen_tensor part[2];
+    for (int k = 0; k < 2; k++) {
+        gen_tensor s = gen_shape_op(g, k ? "Shape_1" : "Shape", in[k]);
+        gen_shape o = gen_shape1(1);
+        int i = gen_add(g, "StridedSlice", "strided_slice", GEN_GRAD_NONE, &s, 1, &o, 1, 0, 1);
+        part[k] = i < 0 ? GEN_NONE : (gen_tensor){i, 0};
+    }
+    gen_shape axes[2] = {gen_shape1(1), gen_shape1(1)};
+    if (part[0].op >= 0 && part[1].op >= 0)
+        gen_add(g, "BroadcastGradientArgs", "BroadcastGradientArgs", GEN_GRAD_NONE, part, 2, axes,
+                2, 0, 1);
+    for (int k = 0; k < 6; k++) /* begin, end and strides of the two slices */
+        gen_const(g, "strided_slice/stack", gen_shape1(1));
+}
+
 /* TensorFlow's gradients of a broadcasting AddV2/Sub/Mul/RealDiv: the operands' shapes and the
  * reduction axes between them, then per differentiable operand its element-wise gradient
  * summed over the broadcast axes and reshaped to the operand's shape. */
 static void gen_grad_broadcast(gen_ctx *g, gen_bwd *b, int i, gen_tensor dy)
 {
-    char type[16];
+    char type[32];
     snprintf(type, sizeof type, "%s", g->ops[i].type);
     gen_tensor x[2] = {g->ops[i].in[0], g->ops[i].in[1]};
     gen_tensor shape[2] = {gen_shape_op(g, "Shape", x[0]), gen_shape_op(g, "Shape_1", x[1])};
@@ -831,7 +877,8 @@ static void gen_grad_broadcast(gen_ctx *g, gen_bwd *b, int i, gen_tensor dy)
                        axes, 2, 0, 1);
     double e = gen_shape_elems(gen_shape_of(g, dy));
     for (int k = 0; k < 2 && args >= 0; k++) {
-        if (!gen_needs(g, x[k]))
+        /* TensorFlow builds both operands' gradients, needed or not (GEN_TF_*). */
+        if (!gen_needs(g, x[k]) && !g->tf_graphdef)
             continue;
         gen_tensor t = dy;
         if (strcmp(type, "Sub") == 0 && k == 1) {
@@ -842,6 +889,13 @@ static void gen_grad_broadcast(gen_ctx *g, gen_bwd *b, int i, gen_tensor dy)
         } else if (strcmp(type, "RealDiv") == 0 && k == 0) {
             gen_tensor in[2] = {dy, x[1]};
             t = gen_gop(g, "RealDiv", in, 2, dy, e);
+        } else if (strcmp(type, "SquaredDifference") == 0) {
+            gen_tensor in[2] = {x[0], x[1]};
+            gen_tensor diff = gen_gop(g, "Sub", in, 2, dy, e);
+            gen_tensor in2[2] = {dy, diff};
+            t = gen_gop(g, "Mul", in2, 2, dy, 2 * e);
+            if (k == 1)
+                t = gen_gop(g, "Neg", &t, 1, dy, e);
         } else if (strcmp(type, "RealDiv") == 0) {
             gen_tensor n = gen_gop(g, "Neg", &x[0], 1, x[0], e);
             gen_tensor in[2] = {n, x[1]};
@@ -882,6 +936,8 @@ static void gen_grad_emit(gen_ctx *g, gen_bwd *b, int i, const gen_tensor *dy)
         break;
     case GEN_GRAD_MATMUL: {
         const char *t = gen_shape_of(g, y).rank == 3 ? "BatchMatMulV2" : "MatMul";
+        if (gen_shape_of(g, y).rank == 3 && g->tf_graphdef)
+            gen_grad_batch_dims(g, in);
         gen_grad_pair(g, b, i, d, t, t);
         break;
     }
@@ -911,7 +967,7 @@ static void gen_grad_emit(gen_ctx *g, gen_bwd *b, int i, const gen_tensor *dy)
         break;
     case GEN_GRAD_MUL:
         for (int k = 0; k < 2; k++)
-            if (gen_needs(g, in[k])) {
+            if (gen_needs(g, in[k]) || g->tf_graphdef) {
                 gen_tensor a[2] = {d, in[1 - k]};
                 gen_grad_push(g, b, in[k], gen_gop(g, "Mul", a, 2, in[k], e));
             }
@@ -935,6 +991,8 @@ static void gen_grad_emit(gen_ctx *g, gen_bwd *b, int i, const gen_tensor *dy)
         gen_grad_multi_out(g, b, i, dy);
         break;
     case GEN_GRAD_MEAN: {
+        if (g->tf_graphdef)
+            gen_grad_mean_shapes(g, in[0]);
         gen_tensor t = gen_gop(g, "Tile", &d, 1, in[0], 0);
         gen_grad_push(g, b, in[0], gen_gop(g, "RealDiv", &t, 1, in[0], f));
         break;
@@ -953,6 +1011,8 @@ static void gen_grad_emit(gen_ctx *g, gen_bwd *b, int i, const gen_tensor *dy)
         gen_grad_softmax(g, b, i, d);
         break;
     case GEN_GRAD_RESHAPE:
+        if (g->tf_graphdef) /* _ReshapeGrad reads the input's shape */
+            gen_shape_op(g, "Shape", in[0]);
         gen_grad_push(g, b, in[0], gen_gop(g, "Reshape", &d, 1, in[0], 0));
         break;
     case GEN_GRAD_TA_WRITE:
@@ -970,6 +1030,22 @@ static void gen_grad_emit(gen_ctx *g, gen_bwd *b, int i, const gen_tensor *dy)
     case GEN_GRAD_BROADCAST:
         gen_grad_broadcast(g, b, i, d);
         break;
+    case GEN_GRAD_UNARY: {
+        char t[64];
+        snprintf(t, sizeof t, "%.50sGrad", g->ops[i].type);
+        gen_tensor a[2] = {d, y};
+        gen_grad_push(g, b, in[0], gen_gop(g, t, a, 2, in[0], 2 * e));
+        break;
+    }
+    case GEN_GRAD_TRANSPOSE: {
+        gen_shape s = gen_shape1(gen_shape_of(g, in[0]).rank);
+        int perm = gen_add(g, "InvertPermutation", "InvertPermutation", GEN_GRAD_NONE, NULL, 0, &s,
+                           1, 0, 1);
+        gen_tensor a[2] = {d, {perm, 0}};
+        if (perm >= 0)
+            gen_grad_push(g, b, in[0], gen_gop(g, "Transpose", a, 2, in[0], 0));
+        break;
+    }
     default:
         break;
     }
@@ -1014,6 +1090,10 @@ static void gen_backward(gen_ctx *g, gen_bwd *b, gen_tensor loss)
     }
     gen_set_scope(g, "gradients", "gradients/", g->ops[loss.op].group);
     gen_shape scalar = gen_shape0();
+    if (g->tf_graphdef) { /* tf.gradients' Fill reads them */
+        gen_const(g, "Shape", gen_shape1(0));
+        gen_const(g, "grad_ys_0", scalar);
+    }
     gen_tensor one = gen_op_emit(g, "Fill", "Fill", GEN_GRAD_NONE, NULL, 0, &scalar, 1, 1);
     gen_grad_push(g, b, loss, one);
     for (int i = b->n_fwd - 1; i >= 0 && !g->failed; i--) {
@@ -1175,6 +1255,14 @@ static void gen_adam_advance(gen_ctx *g, const int *apply, int n_apply, const ge
     for (int k = 0; k < n_apply; k++)
         in[k] = (gen_tensor){apply[k], 0};
     gen_shape scalar = gen_shape0();
+    if (g->tf_graphdef) /* the hyper-parameters every ApplyAdam reads */
+        for (int k = 0; k < 4; k++)
+            gen_const(g,
+                      k == 0   ? "learning_rate"
+                      : k == 1 ? "beta1"
+                      : k == 2 ? "beta2"
+                               : "epsilon",
+                      scalar);
     for (int k = 0; k < 2; k++) {
         in[n_apply] = beta[k];
         gen_tensor m = gen_op_emit(g, "Mul", "mul", GEN_GRAD_NONE, in, n_apply + 1, &scalar, 1, 1);

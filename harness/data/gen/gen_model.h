@@ -44,6 +44,9 @@ typedef struct gen_model {
     const char *layers_meaning; /* what --layers counts, for help and list */
     gen_model_paper figures[GEN_MODEL_MAX_PAPER];
     int n_figures;
+    /* Variables whose name contains this are left out of the parameter size the paper reports
+     * (NULL: none). */
+    const char *paper_param_exclude;
     /* Builds the graph; `a` has the defaults filled in.  *out is caller-owned (graph_free). */
     int (*generate)(const gen_model_args *a, const char *name, pb_graph **out, pb_error *err);
 } gen_model;

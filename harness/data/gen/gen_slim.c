@@ -62,16 +62,17 @@ gen_tensor gen_slim_batch_norm(gen_ctx *g, gen_tensor x, int relu)
     return relu ? gen_unary(g, "Relu", y) : y;
 }
 
-/* tf.nn.dropout (TF 1.x): x / keep_prob * floor(keep_prob + uniform(shape(x))). */
+/* tf.nn.dropout as TensorFlow 1.14 writes it (dropout_v2 with rate = 1 - keep_prob):
+ * x * (1 / (1 - rate)) * cast(uniform(shape(x)) >= rate). */
 gen_tensor gen_slim_dropout(gen_ctx *g, gen_tensor x)
 {
-    gen_push(g, GEN_SCOPE, "Dropout");
+    gen_push(g, GEN_SCOPE, "dropout");
     gen_shape s = gen_shape_of(g, x), scalar = gen_shape0();
     double e = gen_shape_elems(s);
-    gen_tensor keep = gen_const(g, "keep_prob", scalar);
+    gen_tensor rate = gen_const(g, "rate", scalar);
     gen_shape dims = gen_shape1(s.rank);
-    gen_tensor shape = gen_op_emit(g, "Shape", "dropout/Shape", GEN_GRAD_NONE, &x, 1, &dims, 1, 0);
-    gen_push(g, GEN_SCOPE, "dropout/random_uniform");
+    gen_tensor shape = gen_op_emit(g, "Shape", "Shape", GEN_GRAD_NONE, &x, 1, &dims, 1, 0);
+    gen_push(g, GEN_SCOPE, "random_uniform");
     gen_tensor lo = gen_const(g, "min", scalar), hi = gen_const(g, "max", scalar);
     gen_tensor r =
         gen_op_emit(g, "RandomUniform", "RandomUniform", GEN_GRAD_NONE, &shape, 1, &s, 1, e);
@@ -82,10 +83,15 @@ gen_tensor gen_slim_dropout(gen_ctx *g, gen_tensor x)
     gen_tensor a[2] = {scaled, lo};
     gen_tensor u = gen_op_emit(g, "AddV2", "random_uniform", GEN_GRAD_NONE, a, 2, &s, 1, e);
     gen_pop(g);
-    gen_tensor k[2] = {keep, u};
-    gen_tensor sum = gen_op_emit(g, "AddV2", "dropout/add", GEN_GRAD_NONE, k, 2, &s, 1, e);
-    gen_tensor mask = gen_op_emit(g, "Floor", "dropout/Floor", GEN_GRAD_NONE, &sum, 1, &s, 1, e);
-    gen_tensor y = gen_binary(g, "Mul", gen_broadcast(g, "RealDiv", x, keep), mask);
+    gen_tensor k1[2] = {gen_const(g, "sub/x", scalar), rate};
+    gen_tensor keep = gen_op_emit(g, "Sub", "sub", GEN_GRAD_NONE, k1, 2, &scalar, 1, 1);
+    gen_tensor k2[2] = {gen_const(g, "truediv/x", scalar), keep};
+    gen_tensor scale = gen_op_emit(g, "RealDiv", "truediv", GEN_GRAD_NONE, k2, 2, &scalar, 1, 1);
+    gen_tensor k3[2] = {u, rate};
+    gen_tensor keep_mask =
+        gen_op_emit(g, "GreaterEqual", "GreaterEqual", GEN_GRAD_NONE, k3, 2, &s, 1, e);
+    gen_tensor mask = gen_op_emit(g, "Cast", "Cast", GEN_GRAD_NONE, &keep_mask, 1, &s, 1, e);
+    gen_tensor y = gen_binary(g, "Mul", gen_broadcast(g, "Mul", x, scale), mask);
     gen_pop(g);
     return y;
 }
