@@ -84,6 +84,25 @@ gen_tensor gen_slim_dropout(gen_ctx *g, gen_tensor x);
 /* reduce_sum(sigmoid_cross_entropy_with_logits(labels, logits)): a scalar loss. */
 gen_tensor gen_slim_sigmoid_loss(gen_ctx *g, gen_tensor logits, gen_tensor labels);
 
+/* ------------------------------------------------------------------ recurrent layers (gen_rnn.c)
+ */
+
+typedef struct gen_lstm_weights {
+    gen_tensor kernel, bias;
+} gen_lstm_weights;
+
+/* One group `scope` holding an LSTM layer's kernel [in + hidden, 4 hidden] and bias. */
+gen_lstm_weights gen_lstm_weights_new(gen_ctx *g, const char *scope, int in, int hidden);
+/* One step of TF BasicLSTMCell (forget bias 1; groups "gates" and "state"): concat [x, h] and its
+ * axis, MatMul, BiasAdd, Split and its axis, the gate activations, c' = c sig(f + 1) + sig(i)
+ * tanh(j), h' = tanh(c') sig(o); updates *c and *h. */
+void gen_lstm_cell(gen_ctx *g, gen_tensor x, gen_tensor *c, gen_tensor *h,
+                   const gen_lstm_weights *w);
+/* tf.nn.dropout (TF 1.x before 1.14): x / keep * floor(keep + uniform), in group "dropout". */
+gen_tensor gen_rnn_dropout(gen_ctx *g, gen_tensor x);
+/* One step's [rows, width] block of a step-major tensor (StridedSlice). */
+gen_tensor gen_rnn_step_slice(gen_ctx *g, gen_tensor all, long long rows, long long width);
+
 /* The generators (one file per model family). */
 int gen_vgg19_generate(const gen_model_args *a, const char *name, pb_graph **out, pb_error *err);
 int gen_resnet101_generate(const gen_model_args *a, const char *name, pb_graph **out,

@@ -19,6 +19,8 @@
  *   7951 / 169, VGG19 1169 / 548, BERT-Small 5061 / 98, BERT-Large 26601 / 2313 (BERT's
  *   sizes without the word-embedding table: 305,220 x 1024 or x 2048 floats would be 1192 or
  *   2384 MiB on their own).
+ *   GDP §6.3 (and specs/gdp.md §10.2): RNNLM 2 layers 9,021; GNMT 2 / 4 / 8 layers 28,044 /
+ *   46,600 / 83,712 (no parameter sizes given).
  *   HeterPS §6.1: "MATCHNET (16), CTRDNN (16), 2EMB (10), and NCE (5), with the number of layers
  *   in parenthesis"; §6.2 CTRDNN with 8, 12, 16 and 20 layers; §6.3 "a CTRDNN of 7 layers".
  */
@@ -35,6 +37,10 @@ static const zoo_target zoo_targets[] = {
     {"vgg19", 0, 1169, 548},
     {"bert-small", 0, 5061, 98},
     {"bert-large", 0, 26601, 2313},
+    {"rnnlm", 2, 9021, 0},
+    {"gnmt", 2, 28044, 0},
+    {"gnmt", 4, 46600, 0},
+    {"gnmt", 8, 83712, 0},
     {"matchnet", 0, 16, 0},
     {"ctrdnn", 16, 16, 0},
     {"ctrdnn", 7, 7, 0},
