@@ -36,13 +36,6 @@ static gen_tensor gen_bert_scalar(gen_ctx *g, const char *name)
     return gen_const(g, name, gen_shape0());
 }
 
-/* An element-wise op whose gradient is one "<Type>Grad" op. */
-static gen_tensor gen_unary_grad(gen_ctx *g, const char *type, gen_tensor x)
-{
-    gen_shape s = gen_shape_of(g, x);
-    return gen_op_emit(g, type, type, GEN_GRAD_UNARY, &x, 1, &s, 1, 4.0 * gen_shape_elems(s));
-}
-
 /* tf.layers.dense: MatMul and BiasAdd reading "<scope>/kernel" and "<scope>/bias". */
 static gen_tensor gen_bert_dense(gen_ctx *g, const char *scope, gen_tensor x, int units)
 {
@@ -51,40 +44,6 @@ static gen_tensor gen_bert_dense(gen_ctx *g, const char *scope, gen_tensor x, in
     gen_tensor y =
         gen_matmul(g, x, gen_variable(g, "kernel", gen_shape2(s.d[s.rank - 1], units)), 0);
     y = gen_bias_add(g, y, gen_variable(g, "bias", gen_shape1(units)));
-    gen_pop(g);
-    return y;
-}
-
-/* A reduction over the last axis keeping it (Mean and its reduction-indices Const). */
-static gen_tensor gen_bert_mean(gen_ctx *g, gen_tensor x)
-{
-    gen_shape s = gen_shape_of(g, x), o = s;
-    o.d[o.rank - 1] = 1;
-    gen_const(g, "reduction_indices", gen_shape1(1));
-    return gen_op_emit(g, "Mean", "Mean", GEN_GRAD_MEAN, &x, 1, &o, 1, gen_shape_elems(s));
-}
-
-/* tf.contrib.layers.layer_norm over the last axis. */
-static gen_tensor gen_bert_layer_norm(gen_ctx *g, gen_tensor x)
-{
-    gen_push(g, GEN_SCOPE, "LayerNorm");
-    gen_shape s = gen_shape_of(g, x), c = gen_shape1(s.d[s.rank - 1]);
-    gen_tensor beta = gen_variable(g, "beta", c), gamma = gen_variable(g, "gamma", c);
-    gen_push(g, GEN_SCOPE, "moments");
-    gen_tensor mean = gen_bert_mean(g, x);
-    gen_shape ms = gen_shape_of(g, mean);
-    gen_tensor sg =
-        gen_op_emit(g, "StopGradient", "StopGradient", GEN_GRAD_NONE, &mean, 1, &ms, 1, 0);
-    gen_tensor var = gen_bert_mean(g, gen_broadcast(g, "SquaredDifference", x, sg));
-    gen_pop(g);
-    gen_push(g, GEN_SCOPE, "batchnorm");
-    gen_tensor inv =
-        gen_unary_grad(g, "Rsqrt", gen_broadcast(g, "AddV2", var, gen_bert_scalar(g, "add/y")));
-    inv = gen_broadcast(g, "Mul", gamma, inv);
-    gen_tensor xs = gen_broadcast(g, "Mul", x, inv);
-    gen_tensor shift = gen_broadcast(g, "Sub", beta, gen_broadcast(g, "Mul", mean, inv));
-    gen_tensor y = gen_broadcast(g, "AddV2", xs, shift);
-    gen_pop(g);
     gen_pop(g);
     return y;
 }
@@ -148,7 +107,7 @@ static gen_tensor gen_bert_output(gen_ctx *g, const char *scope, gen_tensor x, g
 {
     gen_push(g, GEN_GROUP, "%s", scope);
     gen_tensor y = gen_slim_dropout(g, gen_bert_dense(g, "dense", x, hidden));
-    y = gen_bert_layer_norm(g, gen_binary(g, "AddV2", y, residual));
+    y = gen_slim_layer_norm(g, gen_binary(g, "AddV2", y, residual));
     gen_pop(g);
     return y;
 }
@@ -179,7 +138,7 @@ static gen_tensor gen_bert_embeddings(gen_ctx *g, const gen_bert_cfg *c, gen_ten
     gen_tensor sl[2] = {pos, gen_const(g, "Slice/begin", gen_shape1(2))};
     pos = gen_op_emit(g, "Slice", "Slice", GEN_GRAD_CONCAT, sl, 2, &ps, 1, 0);
     x = gen_broadcast(g, "AddV2", x, pos);
-    x = gen_slim_dropout(g, gen_bert_layer_norm(g, x));
+    x = gen_slim_dropout(g, gen_slim_layer_norm(g, x));
     gen_pop(g);
     return x;
 }

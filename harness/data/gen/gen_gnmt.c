@@ -64,7 +64,7 @@ static gen_tensor gen_gnmt_cell(gen_ctx *g, int index, gen_tensor x, gen_tensor 
                                 const gen_lstm_weights *w, gen_tensor residual)
 {
     gen_push(g, GEN_SCOPE, "cell_%d", index);
-    gen_lstm_cell(g, gen_rnn_dropout(g, x), c, h, w);
+    gen_lstm_cell(g, gen_rnn_dropout(g, x, "dropout"), c, h, w);
     gen_tensor y = *h;
     if (residual.op >= 0) {
         gen_push(g, GEN_GROUP, "residual");

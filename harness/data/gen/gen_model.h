@@ -81,6 +81,11 @@ gen_tensor gen_slim_conv(gen_ctx *g, const char *scope, gen_tensor x, int kh, in
 gen_tensor gen_slim_batch_norm(gen_ctx *g, gen_tensor x, int relu);
 /* tf.nn.dropout (TF 1.x ops) on x. */
 gen_tensor gen_slim_dropout(gen_ctx *g, gen_tensor x);
+/* An element-wise op (Rsqrt, Exp, ...) whose gradient is one "<Type>Grad" op. */
+gen_tensor gen_slim_unary(gen_ctx *g, const char *type, gen_tensor x);
+/* tf.contrib.layers.layer_norm over the last axis (scope "LayerNorm": beta, gamma, moments,
+ * rsqrt, scale and shift). */
+gen_tensor gen_slim_layer_norm(gen_ctx *g, gen_tensor x);
 /* reduce_sum(sigmoid_cross_entropy_with_logits(labels, logits)): a scalar loss. */
 gen_tensor gen_slim_sigmoid_loss(gen_ctx *g, gen_tensor logits, gen_tensor labels);
 
@@ -98,8 +103,8 @@ gen_lstm_weights gen_lstm_weights_new(gen_ctx *g, const char *scope, int in, int
  * tanh(j), h' = tanh(c') sig(o); updates *c and *h. */
 void gen_lstm_cell(gen_ctx *g, gen_tensor x, gen_tensor *c, gen_tensor *h,
                    const gen_lstm_weights *w);
-/* tf.nn.dropout (TF 1.x before 1.14): x / keep * floor(keep + uniform), in group "dropout". */
-gen_tensor gen_rnn_dropout(gen_ctx *g, gen_tensor x);
+/* tf.nn.dropout (TF 1.x before 1.14): x / keep * floor(keep + uniform), in group `scope`. */
+gen_tensor gen_rnn_dropout(gen_ctx *g, gen_tensor x, const char *scope);
 /* One step's [rows, width] block of a step-major tensor (StridedSlice). */
 gen_tensor gen_rnn_step_slice(gen_ctx *g, gen_tensor all, long long rows, long long width);
 

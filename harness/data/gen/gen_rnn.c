@@ -33,9 +33,9 @@ void gen_lstm_cell(gen_ctx *g, gen_tensor x, gen_tensor *c, gen_tensor *h,
     gen_pop(g);
 }
 
-gen_tensor gen_rnn_dropout(gen_ctx *g, gen_tensor x)
+gen_tensor gen_rnn_dropout(gen_ctx *g, gen_tensor x, const char *scope)
 {
-    gen_push(g, GEN_GROUP, "dropout");
+    gen_push(g, GEN_GROUP, "%s", scope);
     gen_shape s = gen_shape_of(g, x), dims = gen_shape1(s.rank);
     double e = gen_shape_elems(s);
     gen_tensor keep = gen_const(g, "keep_prob", gen_shape0());

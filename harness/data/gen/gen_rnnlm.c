@@ -53,11 +53,11 @@ int gen_rnnlm_generate(const gen_model_args *a, const char *name, pb_graph **out
         gen_pop(&g);
         for (int l = 0; l < L; l++) {
             gen_push(&g, GEN_SCOPE, "cell_%d", l);
-            gen_lstm_cell(&g, gen_rnn_dropout(&g, x), &c[l], &h[l], &w[l]);
+            gen_lstm_cell(&g, gen_rnn_dropout(&g, x, "dropout"), &c[l], &h[l], &w[l]);
             x = h[l];
             gen_pop(&g);
         }
-        outs[t] = gen_rnn_dropout(&g, x);
+        outs[t] = gen_rnn_dropout(&g, x, "dropout");
         gen_pop(&g);
     }
     gen_pop(&g);

@@ -121,3 +121,44 @@ gen_tensor gen_slim_sigmoid_loss(gen_ctx *g, gen_tensor logits, gen_tensor label
     gen_pop(g);
     return gen_op_emit(g, "Sum", "Sum", GEN_GRAD_MEAN, &loss, 1, &scalar, 1, e);
 }
+
+/* An element-wise op whose gradient is one "<Type>Grad" op. */
+gen_tensor gen_slim_unary(gen_ctx *g, const char *type, gen_tensor x)
+{
+    gen_shape s = gen_shape_of(g, x);
+    return gen_op_emit(g, type, type, GEN_GRAD_UNARY, &x, 1, &s, 1, 4.0 * gen_shape_elems(s));
+}
+
+/* A reduction over the last axis keeping it (Mean and its reduction-indices Const). */
+static gen_tensor gen_slim_mean(gen_ctx *g, gen_tensor x)
+{
+    gen_shape s = gen_shape_of(g, x), o = s;
+    o.d[o.rank - 1] = 1;
+    gen_const(g, "reduction_indices", gen_shape1(1));
+    return gen_op_emit(g, "Mean", "Mean", GEN_GRAD_MEAN, &x, 1, &o, 1, gen_shape_elems(s));
+}
+
+/* tf.contrib.layers.layer_norm over the last axis. */
+gen_tensor gen_slim_layer_norm(gen_ctx *g, gen_tensor x)
+{
+    gen_push(g, GEN_SCOPE, "LayerNorm");
+    gen_shape s = gen_shape_of(g, x), c = gen_shape1(s.d[s.rank - 1]);
+    gen_tensor beta = gen_variable(g, "beta", c), gamma = gen_variable(g, "gamma", c);
+    gen_push(g, GEN_SCOPE, "moments");
+    gen_tensor mean = gen_slim_mean(g, x);
+    gen_shape ms = gen_shape_of(g, mean);
+    gen_tensor sg =
+        gen_op_emit(g, "StopGradient", "StopGradient", GEN_GRAD_NONE, &mean, 1, &ms, 1, 0);
+    gen_tensor var = gen_slim_mean(g, gen_broadcast(g, "SquaredDifference", x, sg));
+    gen_pop(g);
+    gen_push(g, GEN_SCOPE, "batchnorm");
+    gen_tensor inv = gen_slim_unary(
+        g, "Rsqrt", gen_broadcast(g, "AddV2", var, gen_const(g, "add/y", gen_shape0())));
+    inv = gen_broadcast(g, "Mul", gamma, inv);
+    gen_tensor xs = gen_broadcast(g, "Mul", x, inv);
+    gen_tensor shift = gen_broadcast(g, "Sub", beta, gen_broadcast(g, "Mul", mean, inv));
+    gen_tensor y = gen_broadcast(g, "AddV2", xs, shift);
+    gen_pop(g);
+    gen_pop(g);
+    return y;
+}
