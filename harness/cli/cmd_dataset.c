@@ -171,7 +171,8 @@ static int dataset_gen(int argc, char **argv)
     if (dataset_mkdirs(a.out) != 0)
         return cli_error("dataset gen: cannot create folder '%s': %s", a.out, strerror(errno));
     if (m) {
-        gen_model_args ma = {(int)a.batch, (int)a.layers, (uint64_t)a.seed};
+        gen_model_args ma = {
+            .batch = (int)a.batch, .layers = (int)a.layers, .seed = (uint64_t)a.seed};
         return cli_zoo_gen(m, &ma, a.out);
     }
     double t0 = pb_clock_monotonic();
@@ -448,7 +449,8 @@ static int dataset_stats(int argc, char **argv)
         struct stat st;
         if (stat(argv[i], &st) != 0 && !gen_family_find(argv[i]) &&
             (gen_model_find(argv[i]) || strcmp(argv[i], "zoo") == 0)) {
-            gen_model_args ma = {(int)batch, (int)layers, (uint64_t)seed};
+            gen_model_args ma = {
+                .batch = (int)batch, .layers = (int)layers, .seed = (uint64_t)seed};
             if (cli_zoo_stats(argv[i], &ma, as_json))
                 return 1;
             continue;

@@ -250,9 +250,39 @@ gen_tensor gen_xent_loss(gen_ctx *g, gen_tensor logits, gen_tensor labels);
  * update ops and the train op (a NoOp named after the optimizer). */
 void gen_train(gen_ctx *g, gen_tensor loss, int optimizer, int clip);
 
+/*
+ * What the strategy compiler needs to replicate ops (TAG §4.1.1), per op in emission (= node)
+ * order; the values are those of pb_node_role and pb_split_class (node attributes "role" and
+ * "split" of the node-link format; README's graph table):
+ *   role        parameter: a variable an optimizer op updates (its slots and Adam's beta powers
+ *               too); apply: the optimizer op; gradient: the op whose output the optimizer op
+ *               applies (its last input); op: the rest;
+ *   split       batch: the op's output carries the batch dimension (parts are concatenated);
+ *               sum: it is a sum over the batch (weight and bias gradients, embedding gradients,
+ *               reductions to a scalar; parts are added), and so are forwarding and adding ops
+ *               of such sums; none: it does not depend on the batch (variables, constants,
+ *               initializers, optimizer ops, and what reads a sum non-linearly, such as gradient
+ *               clipping) — sources with a batch axis start the batch class;
+ *   colocation  one class per optimizer op: it, its variable, the variable's same-shaped slots,
+ *               their reads and initial assignments; -1 elsewhere.
+ * Arrays are caller-owned (gen_annotations_free).
+ */
+enum { GEN_ROLE_OP = 0, GEN_ROLE_PARAMETER = 1, GEN_ROLE_GRADIENT = 2, GEN_ROLE_APPLY = 3 };
+enum { GEN_SPLIT_UNSET = 0, GEN_SPLIT_BATCH = 1, GEN_SPLIT_SUM = 2, GEN_SPLIT_NONE = 3 };
+typedef struct gen_annotations {
+    int n;
+    unsigned char *role, *split;
+    int *colocation;
+} gen_annotations;
+int gen_annotate(const gen_ctx *g, gen_annotations *a, pb_error *err);
+void gen_annotations_free(gen_annotations *a);
+
 /* Builds the pb_graph (nodes in emission order, edges in order of their consumers' inputs).
  * *out is caller-owned; the context must still be freed with gen_free. */
 int gen_finish(gen_ctx *g, const char *name, pb_graph **out, pb_error *err);
+/* The same with op i in colocation class colocation[i] (-1: none; NULL: no classes). */
+int gen_finish_colocated(gen_ctx *g, const char *name, const int *colocation, pb_graph **out,
+                         pb_error *err);
 
 /* The family generators (one file each). */
 int gen_cifar10_generate(uint64_t seed, int index, const char *name, pb_graph **out, pb_error *err);

@@ -222,7 +222,7 @@ static int gen_bert_generate(const gen_bert_cfg *c, const gen_model_args *a, con
     gen_pop(&g);
     gen_train(&g, total, GEN_OPT_ADAM, 0);
     gen_tf_init_op(&g);
-    int rc = gen_finish(&g, name, out, err);
+    int rc = gen_model_finish(&g, a, name, out, err);
     gen_free(&g);
     return rc;
 }

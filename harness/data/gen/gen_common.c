@@ -20,6 +20,7 @@ struct gen_op {
     double flops, bytes, cost_us, param_bytes;
     int needs_grad; /* some trainable variable is upstream */
     int init;       /* part of tf.global_variables_initializer (GEN_TF_*) */
+    int wgrad;      /* gradient of operand wgrad - 1 (a weight, or an activation); 0: none */
 };
 
 /* ------------------------------------------------------------------ families */
@@ -767,7 +768,10 @@ static void gen_grad_pair(gen_ctx *g, gen_bwd *b, int i, gen_tensor dy, const ch
     }
     if (gen_needs(g, w) || g->tf_graphdef) {
         gen_tensor in[2] = {x, dy};
-        gen_grad_push(g, b, w, gen_gop(g, tw, in, 2, w, f));
+        gen_tensor dw = gen_gop(g, tw, in, 2, w, f);
+        if (dw.op >= 0)
+            g->ops[dw.op].wgrad = w.op + 1;
+        gen_grad_push(g, b, w, dw);
     }
 }
 
@@ -943,8 +947,12 @@ static void gen_grad_emit(gen_ctx *g, gen_bwd *b, int i, const gen_tensor *dy)
     }
     case GEN_GRAD_BIASADD: {
         gen_grad_push(g, b, in[0], d);
-        if (gen_needs(g, in[1]))
-            gen_grad_push(g, b, in[1], gen_gop(g, "BiasAddGrad", &d, 1, in[1], e));
+        if (gen_needs(g, in[1])) {
+            gen_tensor db = gen_gop(g, "BiasAddGrad", &d, 1, in[1], e);
+            if (db.op >= 0)
+                g->ops[db.op].wgrad = in[1].op + 1;
+            gen_grad_push(g, b, in[1], db);
+        }
         break;
     }
     case GEN_GRAD_RELU:
@@ -1060,7 +1068,10 @@ static gen_tensor gen_grad_sum(gen_ctx *g, gen_bwd *b, int i, int port)
     if (l->n == 1)
         return l->t[0];
     gen_set_scope(g, "gradients", "gradients/", g->ops[i].group);
-    return gen_add_n(g, l->t, l->n);
+    gen_tensor sum = gen_add_n(g, l->t, l->n);
+    if (sum.op >= 0) /* the sum of op i's gradients has op i's shape, batch axis or not */
+        g->ops[sum.op].wgrad = i + 1;
+    return sum;
 }
 
 static void gen_bwd_record_var(gen_ctx *g, gen_bwd *b, int var, gen_tensor grad)
@@ -1308,9 +1319,122 @@ void gen_train(gen_ctx *g, gen_tensor loss, int optimizer, int clip)
     gen_restore(g, &saved);
 }
 
+/* ------------------------------------------------------------------ annotations */
+
+/* Does op o's first output carry the batch dimension first? */
+static int gen_has_batch_axis(const gen_ctx *g, const gen_op *o)
+{
+    if (o->n_out < 1 || o->out[0].rank < 1)
+        return 0;
+    long long d = o->out[0].d[0];
+    return g->batch > 0 && d >= g->batch && d % g->batch == 0;
+}
+
+/* Bookkeeping that forwards its input unchanged (the tuple's Identity, the gating NoOp). */
+static int gen_is_forwarding(const gen_op *o)
+{
+    return strcmp(o->type, "Identity") == 0 || strcmp(o->type, "NoOp") == 0;
+}
+
+/* Split class of op i from its inputs' classes (see gen_annotate in gen.h). */
+static unsigned char gen_split_of(const gen_ctx *g, int i, const unsigned char *split)
+{
+    const gen_op *o = &g->ops[i];
+    if (strncmp(o->type, "Apply", 5) == 0 || o->init)
+        return GEN_SPLIT_NONE;
+    if (o->n_in == 0) /* data and initial states have a batch axis, variables do not */
+        return gen_has_batch_axis(g, o) && strcmp(o->type, "VariableV2") != 0 ? GEN_SPLIT_BATCH
+                                                                              : GEN_SPLIT_NONE;
+    if (o->bytes == 0 && o->flops == 0 && !gen_is_forwarding(o))
+        return GEN_SPLIT_NONE; /* shape arithmetic on the host */
+    int batch = 0, sum = 0;
+    for (int k = 0; k < o->n_in; k++) {
+        batch |= split[o->in[k].op] == GEN_SPLIT_BATCH;
+        sum |= split[o->in[k].op] == GEN_SPLIT_SUM;
+    }
+    if (batch) { /* a weight's gradient sums over the batch; an activation's keeps it */
+        if (o->wgrad)
+            return split[o->wgrad - 1] == GEN_SPLIT_BATCH ? GEN_SPLIT_BATCH : GEN_SPLIT_SUM;
+        if (strcmp(o->type, "UnsortedSegmentSum") == 0)
+            return GEN_SPLIT_SUM;
+        return gen_has_batch_axis(g, o) ? GEN_SPLIT_BATCH : GEN_SPLIT_SUM;
+    }
+    if (sum) { /* partial sums stay partial through linear ops */
+        static const char *const linear[] = {"AddN", "AddV2", "Sum", "Reshape", "Neg", "Slice"};
+        for (size_t k = 0; k < sizeof linear / sizeof linear[0]; k++)
+            if (strcmp(o->type, linear[k]) == 0)
+                return GEN_SPLIT_SUM;
+        return gen_is_forwarding(o) ? GEN_SPLIT_SUM : GEN_SPLIT_NONE;
+    }
+    return GEN_SPLIT_NONE;
+}
+
+int gen_annotate(const gen_ctx *g, gen_annotations *a, pb_error *err)
+{
+    memset(a, 0, sizeof *a);
+    if (g->failed)
+        return pb_errorf(err, "%s", g->err.msg);
+    size_t n = (size_t)(g->n_ops ? g->n_ops : 1);
+    a->role = calloc(n, 1);
+    a->split = calloc(n, 1);
+    a->colocation = malloc(n * sizeof *a->colocation);
+    if (!a->role || !a->split || !a->colocation) {
+        gen_annotations_free(a);
+        return pb_errorf(err, "out of memory");
+    }
+    a->n = g->n_ops;
+    for (int i = 0; i < g->n_ops; i++) {
+        a->split[i] = gen_split_of(g, i, a->split);
+        a->colocation[i] = -1;
+    }
+    int classes = 0;
+    for (int i = 0; i < g->n_ops; i++) {
+        const gen_op *o = &g->ops[i];
+        if (strncmp(o->type, "Apply", 5) != 0 || o->n_in < 2)
+            continue;
+        a->role[i] = GEN_ROLE_APPLY;
+        a->role[o->in[o->n_in - 1].op] = GEN_ROLE_GRADIENT;
+        /* the variable and its slots (same shape); the scalar beta powers feed every update */
+        int var = o->in[0].op, cls = classes++;
+        a->colocation[i] = cls;
+        for (int k = 0; k < o->n_in - 1; k++) {
+            const gen_op *v = &g->ops[o->in[k].op];
+            if (strcmp(v->type, "VariableV2") != 0)
+                continue;
+            a->role[o->in[k].op] = GEN_ROLE_PARAMETER;
+            if (gen_shape_elems(v->out[0]) == gen_shape_elems(g->ops[var].out[0]) &&
+                (k == 0 || v->out[0].rank > 0))
+                a->colocation[o->in[k].op] = cls;
+        }
+    }
+    /* reads and initial assignments go with their variable */
+    for (int i = 0; i < g->n_ops; i++) {
+        const gen_op *o = &g->ops[i];
+        if (o->n_in >= 1 && a->colocation[o->in[0].op] >= 0 &&
+            strcmp(g->ops[o->in[0].op].type, "VariableV2") == 0 &&
+            (strcmp(o->type, "Identity") == 0 || strcmp(o->type, "Assign") == 0))
+            a->colocation[i] = a->colocation[o->in[0].op];
+    }
+    return PB_OK;
+}
+
+void gen_annotations_free(gen_annotations *a)
+{
+    free(a->role);
+    free(a->split);
+    free(a->colocation);
+    memset(a, 0, sizeof *a);
+}
+
 /* ------------------------------------------------------------------ building the pb_graph */
 
 int gen_finish(gen_ctx *g, const char *name, pb_graph **out, pb_error *err)
+{
+    return gen_finish_colocated(g, name, NULL, out, err);
+}
+
+int gen_finish_colocated(gen_ctx *g, const char *name, const int *colocation, pb_graph **out,
+                         pb_error *err)
 {
     *out = NULL;
     if (g->failed)
@@ -1332,7 +1456,7 @@ int gen_finish(gen_ctx *g, const char *name, pb_graph **out, pb_error *err)
                               .n_ports = o->n_out,
                               .port_bytes = ports,
                               .group = o->group,
-                              .colocation = -1};
+                              .colocation = colocation ? colocation[i] : -1};
         if (graph_add_node(b, o->name, &a, &inner) < 0) {
             graph_builder_free(b);
             return pb_errorf(err, "%s: %s", name, inner.msg);

@@ -233,7 +233,7 @@ int gen_gnmt_generate(const gen_model_args *a, const char *name, pb_graph **out,
     free(losses);
     gen_pop(&g);
     gen_train(&g, loss, GEN_OPT_SGD, 1);
-    int rc = gen_finish(&g, name, out, err);
+    int rc = gen_model_finish(&g, a, name, out, err);
     gen_free(&g);
     return rc;
 }

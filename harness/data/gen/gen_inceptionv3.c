@@ -208,7 +208,7 @@ int gen_inceptionv3_generate(const gen_model_args *a, const char *name, pb_graph
     gen_tensor loss = gen_slim_sigmoid_loss(&g, x, labels);
     gen_train(&g, loss, GEN_OPT_ADAM, 0);
     gen_tf_init_op(&g);
-    int rc = gen_finish(&g, name, out, err);
+    int rc = gen_model_finish(&g, a, name, out, err);
     gen_free(&g);
     return rc;
 }

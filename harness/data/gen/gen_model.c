@@ -214,3 +214,17 @@ int gen_model_generate(const gen_model *m, const gen_model_args *a, pb_graph **o
         snprintf(name, sizeof name, "%s", m->name);
     return m->generate(&full, name, out, err);
 }
+
+int gen_model_finish(gen_ctx *g, const gen_model_args *a, const char *name, pb_graph **out,
+                     pb_error *err)
+{
+    gen_annotations ann;
+    if (gen_annotate(g, &ann, err) != PB_OK)
+        return pb_errorf(err, "%s: %s", name, err->msg);
+    int rc = gen_finish_colocated(g, name, ann.colocation, out, err);
+    if (rc == PB_OK && a->annot)
+        *a->annot = ann;
+    else
+        gen_annotations_free(&ann);
+    return rc;
+}

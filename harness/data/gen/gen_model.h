@@ -19,6 +19,9 @@ typedef struct gen_model_args {
     int batch;
     int layers;
     uint64_t seed;
+    /* Optional out: the graph's role and split annotations (gen.h, gen_annotate), caller-owned;
+     * left zeroed for a model without them (the layer chains). */
+    gen_annotations *annot;
 } gen_model_args;
 
 /* One figure a paper reports for a model at `layers` (0 when the model has no layer knob). */
@@ -107,6 +110,11 @@ void gen_lstm_cell(gen_ctx *g, gen_tensor x, gen_tensor *c, gen_tensor *h,
 gen_tensor gen_rnn_dropout(gen_ctx *g, gen_tensor x, const char *scope);
 /* One step's [rows, width] block of a step-major tensor (StridedSlice). */
 gen_tensor gen_rnn_step_slice(gen_ctx *g, gen_tensor all, long long rows, long long width);
+
+/* Ends a TensorFlow-style model: annotates it (colocation classes in the graph, roles and split
+ * classes into *a->annot when asked) and builds it (gen_finish). */
+int gen_model_finish(gen_ctx *g, const gen_model_args *a, const char *name, pb_graph **out,
+                     pb_error *err);
 
 /* The generators (one file per model family). */
 int gen_vgg19_generate(const gen_model_args *a, const char *name, pb_graph **out, pb_error *err);

@@ -81,7 +81,7 @@ static pb_graph *zoo_generate(const char *model, int layers, uint64_t seed)
 {
     const gen_model *m = gen_model_find(model);
     assert_non_null(m);
-    gen_model_args a = {0, layers, seed};
+    gen_model_args a = {.layers = layers, .seed = seed};
     pb_graph *g = NULL;
     pb_error err;
     int rc = gen_model_generate(m, &a, &g, &err);
@@ -125,7 +125,7 @@ static void test_zoo_bad_arguments(void **state)
     (void)state;
     pb_graph *g;
     pb_error err;
-    gen_model_args a = {0, 3, 1};
+    gen_model_args a = {.layers = 3, .seed = 1};
     assert_int_equal(gen_model_generate(gen_model_find("ctrdnn"), &a, &g, &err), PB_ERR);
     assert_non_null(strstr(err.msg, "--layers 3"));
     assert_int_equal(gen_model_generate(gen_model_find("nce"), &a, &g, &err), PB_ERR);
@@ -149,6 +149,53 @@ static void test_zoo_chain_sizes(void **state)
     zoo_near(g->flops[fc1], 3.0 * 2 * 273 * 400 * 512, 0);
     zoo_near(g->port_bytes[g->port_start[fc1]], 4.0 * 400 * 512, 0);
     graph_free(g);
+}
+
+/* The compiler's annotations (gen.h gen_annotate) on VGG19 and GNMT: every optimizer op reads
+ * exactly one gradient and updates a parameter of its own colocation class; convolutions carry
+ * the batch, filter and bias gradients are sums over it, variables and updates are whole. */
+static void zoo_check_annotations(const char *model, int layers)
+{
+    gen_annotations ann = {0};
+    gen_model_args a = {.layers = layers, .seed = 1, .annot = &ann};
+    pb_graph *g;
+    pb_error err;
+    if (gen_model_generate(gen_model_find(model), &a, &g, &err) != PB_OK)
+        fail_msg("%s", err.msg);
+    assert_int_equal(ann.n, g->n_nodes);
+    assert_non_null(g->colocation);
+    int applies = 0;
+    for (int v = 0; v < g->n_nodes; v++) {
+        const char *t = g->node_type[v];
+        if (strcmp(t, "Conv2D") == 0 || strcmp(t, "Conv2DBackpropInput") == 0)
+            assert_int_equal(ann.split[v], GEN_SPLIT_BATCH);
+        if (strcmp(t, "Conv2DBackpropFilter") == 0 || strcmp(t, "BiasAddGrad") == 0)
+            assert_int_equal(ann.split[v], GEN_SPLIT_SUM);
+        if (strcmp(t, "VariableV2") == 0)
+            assert_int_equal(ann.split[v], GEN_SPLIT_NONE);
+        if (strncmp(t, "Apply", 5) != 0)
+            continue;
+        applies++;
+        assert_int_equal(ann.role[v], GEN_ROLE_APPLY);
+        assert_int_equal(ann.split[v], GEN_SPLIT_NONE);
+        int var = g->pred[g->pred_start[v]], grads = 0;
+        assert_int_equal(ann.role[var], GEN_ROLE_PARAMETER);
+        assert_true(g->colocation[v] >= 0);
+        assert_int_equal(g->colocation[var], g->colocation[v]);
+        for (int k = g->pred_start[v]; k < g->pred_start[v + 1]; k++)
+            grads += ann.role[g->pred[k]] == GEN_ROLE_GRADIENT;
+        assert_int_equal(grads, 1);
+    }
+    assert_true(applies > 0);
+    gen_annotations_free(&ann);
+    graph_free(g);
+}
+
+static void test_zoo_annotations(void **state)
+{
+    (void)state;
+    zoo_check_annotations("vgg19", 0);
+    zoo_check_annotations("gnmt", 2);
 }
 
 /* specs/tag.md §2.5: times {6:10, 10:14, 15:20, 20:27, 30:40, 60:75} give 61 at b = 48, 145 at
@@ -181,9 +228,10 @@ static void test_devcost_roofline(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_zoo_op_counts),       cmocka_unit_test(test_zoo_deterministic),
-        cmocka_unit_test(test_zoo_bad_arguments),   cmocka_unit_test(test_zoo_chain_sizes),
-        cmocka_unit_test(test_devcost_batch_model), cmocka_unit_test(test_devcost_roofline),
+        cmocka_unit_test(test_zoo_op_counts),     cmocka_unit_test(test_zoo_deterministic),
+        cmocka_unit_test(test_zoo_bad_arguments), cmocka_unit_test(test_zoo_annotations),
+        cmocka_unit_test(test_zoo_chain_sizes),   cmocka_unit_test(test_devcost_batch_model),
+        cmocka_unit_test(test_devcost_roofline),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
