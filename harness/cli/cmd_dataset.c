@@ -2,6 +2,7 @@
 #include "cli.h"
 
 #include "cli_output.h"
+#include "cli_torch.h"
 #include "cli_zoo.h"
 #include "core/clock.h"
 #include "core/fileio.h"
@@ -58,6 +59,11 @@ static void dataset_print_help(void)
         "      sizes as output bytes, color classes as 'colocation'.  With --expert, also\n"
         "      writes the human-expert split (human-experts/*.json) as a placement file\n"
         "      {node: device} for 'placebench simulate' (accelerators first, then CPUs).\n"
+        "  import --torch MODEL --out OUT.json [--batch B]\n"
+        "      traces the training step of a PyTorch model (inception_v3, resnet101, vgg19,\n"
+        "      bert) with harness/data/torch_export.py (torch, torchvision, functorch; the\n"
+        "      Python in $PLACEBENCH_PYTHON, default python3), batch B (default 2), and\n"
+        "      writes it as node-link JSON after the usual validation.\n"
         "  list\n"
         "      the generator families and the paper's Table I numbers, and the zoo's models\n"
         "      with their defaults.\n\n"
@@ -515,19 +521,29 @@ static int dataset_write_placement(const char *path, const pb_graph *g, const in
 static int dataset_import(int argc, char **argv)
 {
     static const char usage[] = "placebench dataset import --msr FILE.json --out OUT.json "
-                                "[--expert SPLIT.json --placement-out P.json]";
-    const char *msr = NULL, *out = NULL, *expert = NULL, *placement = NULL;
+                                "[--expert SPLIT.json --placement-out P.json] | --torch MODEL "
+                                "--out OUT.json [--batch B]";
+    const char *msr = NULL, *out = NULL, *expert = NULL, *placement = NULL, *torch = NULL;
+    const char *batch = NULL;
     for (int i = 1; i < argc; i++) {
         const char **slot = strcmp(argv[i], "--msr") == 0             ? &msr
                             : strcmp(argv[i], "--out") == 0           ? &out
                             : strcmp(argv[i], "--expert") == 0        ? &expert
                             : strcmp(argv[i], "--placement-out") == 0 ? &placement
+                            : strcmp(argv[i], "--torch") == 0         ? &torch
+                            : strcmp(argv[i], "--batch") == 0         ? &batch
                                                                       : NULL;
         if (!slot || i + 1 >= argc)
             return cli_error("dataset import: unexpected argument '%s'", argv[i]);
         *slot = argv[++i];
     }
-    if (!msr || !out || !expert != !placement)
+    if (torch && out && !msr && !expert && !placement) {
+        long long b = batch ? dataset_number(batch) : 0;
+        if (b < 0 || b > 4096)
+            return cli_error("dataset import: --batch '%s' is not an integer 1..4096", batch);
+        return cli_torch_import(torch, (int)b, out);
+    }
+    if (!msr || !out || !expert != !placement || torch || batch)
         return cli_usage(usage);
     pb_graph *g;
     pb_error err;
