@@ -174,6 +174,8 @@ static int dataset_gen(int argc, char **argv)
     }
     if (f && (a.layers || a.batch))
         return cli_error("dataset gen: --layers and --batch are for zoo models, not '%s'", f->name);
+    if (m && (a.first || a.count != 32))
+        return cli_error("dataset gen: --count and --first are for families, not '%s'", m->name);
     if (dataset_mkdirs(a.out) != 0)
         return cli_error("dataset gen: cannot create folder '%s': %s", a.out, strerror(errno));
     if (m) {

@@ -43,4 +43,5 @@ expect_error "unknown family or model 'gpt5'" dataset gen gpt5 --out zoo
 expect_error "has no --layers" dataset gen nce --layers 3 --out zoo
 expect_error "not in 7..64" dataset gen ctrdnn --layers 3 --out zoo
 expect_error "are for zoo models" dataset gen cifar10 --batch 4 --out zoo
+expect_error "are for families" dataset gen vgg19 --count 2 --out zoo
 echo "ok"
