@@ -53,62 +53,19 @@ static int cli_zoo_catalog(cfg_cluster **out)
     return rc == PB_OK ? 0 : cli_error("device catalog: %s", err.msg);
 }
 
-/* Words of the "role" and "split" node attributes, indexed by GEN_ROLE_* and GEN_SPLIT_*. */
-static const char *const cli_zoo_roles[] = {NULL, "parameter", "gradient", "apply"};
-static const char *const cli_zoo_splits[] = {NULL, "batch", "sum", "none"};
-
-/* g as node-link JSON with each node's role and split class added (the node-link writer keeps
- * node order, so node i of the file is op i of the annotations). */
-static int cli_zoo_write(FILE *f, const pb_graph *g, const gen_annotations *ann, pb_error *err)
-{
-    char *text = NULL;
-    size_t len = 0;
-    FILE *mem = open_memstream(&text, &len);
-    if (!mem)
-        return pb_errorf(err, "out of memory");
-    int rc = nodelink_fwrite(mem, g, err);
-    fclose(mem);
-    json_error_t jerr;
-    json_t *root = rc == PB_OK ? json_loadb(text, len, 0, &jerr) : NULL;
-    free(text);
-    if (rc != PB_OK)
-        return rc;
-    json_t *nodes = json_object_get(root, "nodes");
-    if (!root || !json_is_array(nodes) || (int)json_array_size(nodes) != ann->n) {
-        json_decref(root);
-        return pb_errorf(err, "cannot annotate the node-link output");
-    }
-    for (int i = 0; i < ann->n; i++) {
-        json_t *node = json_array_get(nodes, (size_t)i);
-        if (ann->role[i] > GEN_ROLE_OP && ann->role[i] <= GEN_ROLE_APPLY)
-            json_object_set_new(node, "role", json_string(cli_zoo_roles[ann->role[i]]));
-        if (ann->split[i] > GEN_SPLIT_UNSET && ann->split[i] <= GEN_SPLIT_NONE)
-            json_object_set_new(node, "split", json_string(cli_zoo_splits[ann->split[i]]));
-    }
-    rc = json_dumpf(root, f, JSON_INDENT(1) | JSON_REAL_PRECISION(17)) == 0
-             ? PB_OK
-             : pb_errorf(err, "write failed");
-    json_decref(root);
-    return rc;
-}
-
 int cli_zoo_gen(const gen_model *m, const gen_model_args *a, const char *dir)
 {
     double t0 = pb_clock_monotonic();
-    gen_annotations ann = {0};
-    gen_model_args with = *a;
-    with.annot = &ann;
     pb_graph *g;
     pb_error err;
-    if (gen_model_generate(m, &with, &g, &err) != PB_OK)
+    if (gen_model_generate(m, a, &g, &err) != PB_OK)
         return cli_error("dataset gen: %s", err.msg);
     char path[4096];
     snprintf(path, sizeof path, "%s/%s.json", dir, g->name);
     cli_output o;
     int rc = cli_output_open(&o, path);
     if (!rc) {
-        int ok =
-            (ann.n ? cli_zoo_write(o.f, g, &ann, &err) : nodelink_fwrite(o.f, g, &err)) == PB_OK;
+        int ok = nodelink_fwrite(o.f, g, &err) == PB_OK;
         if (!ok)
             cli_error("%s: %s", path, err.msg);
         rc = cli_output_close(&o, ok) || !ok;
@@ -116,7 +73,6 @@ int cli_zoo_gen(const gen_model *m, const gen_model_args *a, const char *dir)
     if (!rc)
         fprintf(stderr, "placebench: wrote %s (%d ops, %d edges) to %s in %.2f s\n", g->name,
                 g->n_nodes, g->n_edges, path, pb_clock_monotonic() - t0);
-    gen_annotations_free(&ann);
     graph_free(g);
     return rc;
 }

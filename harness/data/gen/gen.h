@@ -267,8 +267,6 @@ void gen_train(gen_ctx *g, gen_tensor loss, int optimizer, int clip);
  *               their reads and initial assignments; -1 elsewhere.
  * Arrays are caller-owned (gen_annotations_free).
  */
-enum { GEN_ROLE_OP = 0, GEN_ROLE_PARAMETER = 1, GEN_ROLE_GRADIENT = 2, GEN_ROLE_APPLY = 3 };
-enum { GEN_SPLIT_UNSET = 0, GEN_SPLIT_BATCH = 1, GEN_SPLIT_SUM = 2, GEN_SPLIT_NONE = 3 };
 typedef struct gen_annotations {
     int n;
     unsigned char *role, *split;
@@ -280,8 +278,8 @@ void gen_annotations_free(gen_annotations *a);
 /* Builds the pb_graph (nodes in emission order, edges in order of their consumers' inputs).
  * *out is caller-owned; the context must still be freed with gen_free. */
 int gen_finish(gen_ctx *g, const char *name, pb_graph **out, pb_error *err);
-/* The same with op i in colocation class colocation[i] (-1: none; NULL: no classes). */
-int gen_finish_colocated(gen_ctx *g, const char *name, const int *colocation, pb_graph **out,
+/* The same with each op's colocation class, role and split class from ann (NULL: none). */
+int gen_finish_annotated(gen_ctx *g, const char *name, const gen_annotations *ann, pb_graph **out,
                          pb_error *err);
 
 /* The family generators (one file each). */

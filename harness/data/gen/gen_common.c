@@ -1341,32 +1341,32 @@ static unsigned char gen_split_of(const gen_ctx *g, int i, const unsigned char *
 {
     const gen_op *o = &g->ops[i];
     if (strncmp(o->type, "Apply", 5) == 0 || o->init)
-        return GEN_SPLIT_NONE;
+        return PB_SPLIT_NONE;
     if (o->n_in == 0) /* data and initial states have a batch axis, variables do not */
-        return gen_has_batch_axis(g, o) && strcmp(o->type, "VariableV2") != 0 ? GEN_SPLIT_BATCH
-                                                                              : GEN_SPLIT_NONE;
+        return gen_has_batch_axis(g, o) && strcmp(o->type, "VariableV2") != 0 ? PB_SPLIT_BATCH
+                                                                              : PB_SPLIT_NONE;
     if (o->bytes == 0 && o->flops == 0 && !gen_is_forwarding(o))
-        return GEN_SPLIT_NONE; /* shape arithmetic on the host */
+        return PB_SPLIT_NONE; /* shape arithmetic on the host */
     int batch = 0, sum = 0;
     for (int k = 0; k < o->n_in; k++) {
-        batch |= split[o->in[k].op] == GEN_SPLIT_BATCH;
-        sum |= split[o->in[k].op] == GEN_SPLIT_SUM;
+        batch |= split[o->in[k].op] == PB_SPLIT_BATCH;
+        sum |= split[o->in[k].op] == PB_SPLIT_SUM;
     }
     if (batch) { /* a weight's gradient sums over the batch; an activation's keeps it */
         if (o->wgrad)
-            return split[o->wgrad - 1] == GEN_SPLIT_BATCH ? GEN_SPLIT_BATCH : GEN_SPLIT_SUM;
+            return split[o->wgrad - 1] == PB_SPLIT_BATCH ? PB_SPLIT_BATCH : PB_SPLIT_SUM;
         if (strcmp(o->type, "UnsortedSegmentSum") == 0)
-            return GEN_SPLIT_SUM;
-        return gen_has_batch_axis(g, o) ? GEN_SPLIT_BATCH : GEN_SPLIT_SUM;
+            return PB_SPLIT_SUM;
+        return gen_has_batch_axis(g, o) ? PB_SPLIT_BATCH : PB_SPLIT_SUM;
     }
     if (sum) { /* partial sums stay partial through linear ops */
         static const char *const linear[] = {"AddN", "AddV2", "Sum", "Reshape", "Neg", "Slice"};
         for (size_t k = 0; k < sizeof linear / sizeof linear[0]; k++)
             if (strcmp(o->type, linear[k]) == 0)
-                return GEN_SPLIT_SUM;
-        return gen_is_forwarding(o) ? GEN_SPLIT_SUM : GEN_SPLIT_NONE;
+                return PB_SPLIT_SUM;
+        return gen_is_forwarding(o) ? PB_SPLIT_SUM : PB_SPLIT_NONE;
     }
-    return GEN_SPLIT_NONE;
+    return PB_SPLIT_NONE;
 }
 
 int gen_annotate(const gen_ctx *g, gen_annotations *a, pb_error *err)
@@ -1392,8 +1392,8 @@ int gen_annotate(const gen_ctx *g, gen_annotations *a, pb_error *err)
         const gen_op *o = &g->ops[i];
         if (strncmp(o->type, "Apply", 5) != 0 || o->n_in < 2)
             continue;
-        a->role[i] = GEN_ROLE_APPLY;
-        a->role[o->in[o->n_in - 1].op] = GEN_ROLE_GRADIENT;
+        a->role[i] = PB_ROLE_APPLY;
+        a->role[o->in[o->n_in - 1].op] = PB_ROLE_GRADIENT;
         /* the variable and its slots (same shape); the scalar beta powers feed every update */
         int var = o->in[0].op, cls = classes++;
         a->colocation[i] = cls;
@@ -1401,7 +1401,7 @@ int gen_annotate(const gen_ctx *g, gen_annotations *a, pb_error *err)
             const gen_op *v = &g->ops[o->in[k].op];
             if (strcmp(v->type, "VariableV2") != 0)
                 continue;
-            a->role[o->in[k].op] = GEN_ROLE_PARAMETER;
+            a->role[o->in[k].op] = PB_ROLE_PARAMETER;
             if (gen_shape_elems(v->out[0]) == gen_shape_elems(g->ops[var].out[0]) &&
                 (k == 0 || v->out[0].rank > 0))
                 a->colocation[o->in[k].op] = cls;
@@ -1430,10 +1430,10 @@ void gen_annotations_free(gen_annotations *a)
 
 int gen_finish(gen_ctx *g, const char *name, pb_graph **out, pb_error *err)
 {
-    return gen_finish_colocated(g, name, NULL, out, err);
+    return gen_finish_annotated(g, name, NULL, out, err);
 }
 
-int gen_finish_colocated(gen_ctx *g, const char *name, const int *colocation, pb_graph **out,
+int gen_finish_annotated(gen_ctx *g, const char *name, const gen_annotations *ann, pb_graph **out,
                          pb_error *err)
 {
     *out = NULL;
@@ -1456,7 +1456,9 @@ int gen_finish_colocated(gen_ctx *g, const char *name, const int *colocation, pb
                               .n_ports = o->n_out,
                               .port_bytes = ports,
                               .group = o->group,
-                              .colocation = colocation ? colocation[i] : -1};
+                              .colocation = ann ? ann->colocation[i] : -1,
+                              .role = ann ? ann->role[i] : PB_ROLE_OP,
+                              .split = ann ? ann->split[i] : PB_SPLIT_UNSET};
         if (graph_add_node(b, o->name, &a, &inner) < 0) {
             graph_builder_free(b);
             return pb_errorf(err, "%s: %s", name, inner.msg);

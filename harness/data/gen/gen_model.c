@@ -221,7 +221,7 @@ int gen_model_finish(gen_ctx *g, const gen_model_args *a, const char *name, pb_g
     gen_annotations ann;
     if (gen_annotate(g, &ann, err) != PB_OK)
         return pb_errorf(err, "%s: %s", name, err->msg);
-    int rc = gen_finish_colocated(g, name, ann.colocation, out, err);
+    int rc = gen_finish_annotated(g, name, &ann, out, err);
     if (rc == PB_OK && a->annot)
         *a->annot = ann;
     else

@@ -168,22 +168,22 @@ static void zoo_check_annotations(const char *model, int layers)
     for (int v = 0; v < g->n_nodes; v++) {
         const char *t = g->node_type[v];
         if (strcmp(t, "Conv2D") == 0 || strcmp(t, "Conv2DBackpropInput") == 0)
-            assert_int_equal(ann.split[v], GEN_SPLIT_BATCH);
+            assert_int_equal(ann.split[v], PB_SPLIT_BATCH);
         if (strcmp(t, "Conv2DBackpropFilter") == 0 || strcmp(t, "BiasAddGrad") == 0)
-            assert_int_equal(ann.split[v], GEN_SPLIT_SUM);
+            assert_int_equal(ann.split[v], PB_SPLIT_SUM);
         if (strcmp(t, "VariableV2") == 0)
-            assert_int_equal(ann.split[v], GEN_SPLIT_NONE);
+            assert_int_equal(ann.split[v], PB_SPLIT_NONE);
         if (strncmp(t, "Apply", 5) != 0)
             continue;
         applies++;
-        assert_int_equal(ann.role[v], GEN_ROLE_APPLY);
-        assert_int_equal(ann.split[v], GEN_SPLIT_NONE);
+        assert_int_equal(ann.role[v], PB_ROLE_APPLY);
+        assert_int_equal(ann.split[v], PB_SPLIT_NONE);
         int var = g->pred[g->pred_start[v]], grads = 0;
-        assert_int_equal(ann.role[var], GEN_ROLE_PARAMETER);
+        assert_int_equal(ann.role[var], PB_ROLE_PARAMETER);
         assert_true(g->colocation[v] >= 0);
         assert_int_equal(g->colocation[var], g->colocation[v]);
         for (int k = g->pred_start[v]; k < g->pred_start[v + 1]; k++)
-            grads += ann.role[g->pred[k]] == GEN_ROLE_GRADIENT;
+            grads += ann.role[g->pred[k]] == PB_ROLE_GRADIENT;
         assert_int_equal(grads, 1);
     }
     assert_true(applies > 0);
