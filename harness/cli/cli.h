@@ -40,5 +40,6 @@ int cmd_merge(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
 int cmd_order(int argc, char **argv);
 int cmd_cluster(int argc, char **argv);
+int cmd_new(int argc, char **argv);
 
 #endif
