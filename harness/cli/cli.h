@@ -41,5 +41,6 @@ int cmd_plot(int argc, char **argv);
 int cmd_order(int argc, char **argv);
 int cmd_cluster(int argc, char **argv);
 int cmd_new(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
 
 #endif

@@ -1,6 +1,7 @@
 /* cmd_plot.c — placebench plot: learning curves, best step times and the papers' tables of a
  * results file, drawn by the gnuplot scripts in plots/. */
 #include "cli.h"
+#include "cmd_plot.h"
 #include "cli_output.h"
 
 #include "cli_plot_data.h"
@@ -106,7 +107,7 @@ static int cmd_plot_join(char *buf, size_t n, const char *dir, const char *name)
 }
 
 /* mkdir -p */
-static int cmd_plot_mkdirs(const char *path)
+int cmd_plot_mkdirs(const char *path)
 {
     char buf[PATH_MAX];
     if ((size_t)snprintf(buf, sizeof buf, "%s", path) >= sizeof buf)
@@ -201,6 +202,16 @@ static int cmd_plot_find_scripts(cmd_plot_opts *o)
                      PB_PLOTS_SOURCE_DIR, store_plot_install_dir());
 }
 
+int cmd_plot_scripts_dir(char *buf, size_t n)
+{
+    cmd_plot_opts o;
+    memset(&o, 0, sizeof o);
+    if (cmd_plot_find_scripts(&o))
+        return 1;
+    snprintf(buf, n, "%s", o.scripts);
+    return 0;
+}
+
 static int cmd_plot_parse(int argc, char **argv, cmd_plot_opts *o)
 {
     const char *out = NULL, *format = "both";
@@ -276,7 +287,7 @@ static int cmd_plot_write_data(const cmd_plot_opts *o, const cmd_plot_chart *c,
 
 /* Appends name='value' to buf as a gnuplot assignment (single quotes: no backquote expansion;
  * a quote is written twice). */
-static int cmd_plot_gp_var(char *buf, size_t n, const char *name, const char *value)
+int cmd_plot_gp_var(char *buf, size_t n, const char *name, const char *value)
 {
     if (strchr(value, '\n'))
         return cli_error("plot: path with a line break is not supported: %s", value);
@@ -297,7 +308,7 @@ static int cmd_plot_gp_var(char *buf, size_t n, const char *name, const char *va
     return 0;
 }
 
-static int cmd_plot_gnuplot(const char *script, const char *vars)
+int cmd_plot_gnuplot(const char *script, const char *vars)
 {
     char *argv[] = {"gnuplot", "-e", (char *)vars, (char *)script, NULL};
     pid_t pid;

@@ -30,6 +30,7 @@ static const cli_command cli_commands[] = {
     {"plot", cmd_plot, "learning curves and best step times with gnuplot: plot DB"},
     {"order", cmd_order, "print a graph's nodes in a traversal order: --graph G --traversal T"},
     {"cluster", cmd_cluster, "cluster presets: cluster list | cluster show NAME --devices N"},
+    {"compare", cmd_compare, "rank a placer plugin against the built-in ones: compare PLUGIN.so"},
     {"new", cmd_new, "start an out-of-tree plugin: new placer NAME (C file + CMake project)"},
 };
 

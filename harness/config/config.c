@@ -317,3 +317,44 @@ void experiment_free(experiment *x)
     free(x->config_json);
     free(x);
 }
+
+/* A copy of s (NULL when out of memory). */
+static char *config_copy(const char *s)
+{
+    char *d = malloc(strlen(s) + 1);
+    return d ? strcpy(d, s) : NULL;
+}
+
+int experiment_use_placer(experiment *x, const char *placer, const char *folder, const char *name,
+                          const char *results, pb_error *err)
+{
+    cfg_plugin *item = calloc(1, sizeof *item);
+    char **path = malloc((size_t)(x->n_plugin_path + 1) * sizeof *path);
+    char *new_name = config_copy(name), *new_results = config_copy(results);
+    char *plugin = config_copy(placer), *dir = config_copy(folder);
+    if (!item || !path || !new_name || !new_results || !plugin || !dir) {
+        free(item);
+        free(path);
+        free(new_name);
+        free(new_results);
+        free(plugin);
+        free(dir);
+        return pb_errorf(err, "out of memory");
+    }
+    item->name = plugin;
+    item->line = x->line_placers;
+    config_free_plugins(&x->placers);
+    x->placers.items = item;
+    x->placers.n = 1;
+    path[0] = dir;
+    for (int i = 0; i < x->n_plugin_path; i++)
+        path[i + 1] = x->plugin_path[i];
+    free(x->plugin_path);
+    x->plugin_path = path;
+    x->n_plugin_path++;
+    free(x->name);
+    x->name = new_name;
+    free(x->results);
+    x->results = new_results;
+    return PB_OK;
+}

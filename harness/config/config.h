@@ -113,6 +113,12 @@ typedef struct experiment {
 int config_load(const char *path, const char *profile, experiment **out, pb_error *err);
 void experiment_free(experiment *x);
 
+/* Makes x run the one placer `placer` (no options) instead of its own, with `folder` first on its
+ * plugin path, under the experiment name `name` and into the results file `results` (all
+ * copied): a suite's problems for another placer (placebench compare). */
+int experiment_use_placer(experiment *x, const char *placer, const char *folder, const char *name,
+                          const char *results, pb_error *err);
+
 /* ---------------------------------------------------------------- cluster catalogs */
 
 /* Lua source held in memory (e.g. configs/clusters.lua, built into the library). */

@@ -181,4 +181,21 @@ void store_plot_data_free(store_plot_data *d);
 /* Where `make install` puts the gnuplot scripts (PB_PLOTS_INSTALL_DIR); static storage. */
 const char *store_plot_install_dir(void);
 
+/* ---------------------------------------------------------------- leaderboard (store_board.c) */
+
+/* One (problem, placer) cell of a leaderboard: a problem is (graph, devices, cluster, simulator),
+ * an entry a placer with the embedding and traversal it used.  Means are over the ok runs (NAN
+ * when none finished ok). */
+typedef struct store_board_row {
+    char *problem; /* "cifar10-01, 3 devices, placeto-k80, placeto" (owned) */
+    char *entry;   /* "placeto / placeto-gnn / topo" (owned) */
+    int n_runs, n_ok;
+    double mean_us, mean_search_s, mean_sim_calls;
+} store_board_row;
+
+/* Appends the file's cells, sorted by problem then entry, to *rows[*n] (grown with realloc; free
+ * with store_board_rows_free, also after an error). */
+int store_board_rows(store *s, store_board_row **rows, int *n, pb_error *err);
+void store_board_rows_free(store_board_row *rows, int n);
+
 #endif

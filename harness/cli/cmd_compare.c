@@ -1,0 +1,535 @@
+/* cmd_compare.c — `placebench compare PLUGIN.so`: a placer ranked against the built-in placers
+ * on a standard suite (configs/suite/), with a leaderboard per problem and its plots. */
+/* realpath() is an X/Open function; the build only asks for POSIX 2008. */
+#define _XOPEN_SOURCE 700
+#include "cli.h"
+#include "cmd_plot.h"
+
+#include "config/config.h"
+#include "plugin/loader.h"
+#include "run/plan.h"
+#include "run/runner.h"
+#include "store/store.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <limits.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char compare_usage[] =
+    "placebench compare PLUGIN.so [--suite NAME] [-j N] [--results FILE] [--resume]\n"
+    "                             [--out DIR] [--no-plot] [--quiet]\n"
+    "\n"
+    "Ranks the placer plugin PLUGIN.so against the built-in placers on a suite of problems\n"
+    "(a problem: one graph on a cluster of some size and a simulator; each suite fixes the\n"
+    "budgets and repeats).  The built-in placers' runs are made once and kept in the suite's\n"
+    "results file (resumed like any sweep when interrupted); the plugin's runs go to their own\n"
+    "file, made afresh each time (--resume continues an interrupted one).  Prints a\n"
+    "leaderboard per problem (mean step time, search time and simulator calls over the\n"
+    "repeats, and the rank by step time) and the mean rank of each placer over the problems,\n"
+    "and draws with gnuplot the step time against the search time per problem and a heat map\n"
+    "of the ranks.\n"
+    "\n"
+    "  --suite NAME    configs/suite/NAME.lua (looked for from the working folder, then in the\n"
+    "                  source tree), or the path of a suite file; default quick\n"
+    "  -j N            worker processes at once (default 1)\n"
+    "  --results FILE  the built-in placers' results (default: the suite's results file)\n"
+    "  --resume        keep the plugin's earlier runs of this suite instead of redoing them\n"
+    "  --out DIR       plots folder (default plots/out/<suite>-<placer>)\n"
+    "  --no-plot       no plots\n"
+    "  --quiet         no progress output\n"
+    "\n"
+    "The suite's graphs must exist (e.g. placebench dataset gen cifar10 --out datasets/cifar10).";
+
+typedef struct compare_opts {
+    const char *plugin, *suite, *results, *out_dir;
+    int jobs, progress, plot, resume;
+} compare_opts;
+
+/* One cell of the merged leaderboard. */
+typedef struct compare_cell {
+    const store_board_row *row;
+    int user;    /* the compared plugin's */
+    int problem; /* index into the sorted problem labels */
+    int entry;   /* index into the sorted entry labels */
+    int rank;    /* 1 = lowest mean step time; cells without an ok run rank last */
+} compare_cell;
+
+typedef struct compare_board {
+    store_board_row *rows;
+    int n_rows, n_builtin; /* rows [0, n_builtin) are the built-in placers' */
+    compare_cell *cells;
+    const char **problems, **entries;
+    int n_problems, n_entries;
+    const char *user_entry; /* borrowed from rows; NULL when the plugin has no row */
+} compare_board;
+
+/* snprintf that reports truncation: prints the error and returns 1 when buf is too small. */
+static int compare_fmt(char *buf, size_t n, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+static int compare_fmt(char *buf, size_t n, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int len = vsnprintf(buf, n, fmt, ap);
+    va_end(ap);
+    if (len < 0 || (size_t)len >= n)
+        return cli_error("compare: name or path too long: %s...", buf);
+    return 0;
+}
+
+static int compare_parse(int argc, char **argv, compare_opts *o)
+{
+    *o = (compare_opts){.suite = "quick", .jobs = 1, .progress = isatty(2) ? 2 : 1, .plot = 1};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int more = i + 1 < argc;
+        if (cli_is_help(a)) {
+            puts(compare_usage);
+            return -1;
+        } else if (strcmp(a, "--suite") == 0 && more) {
+            o->suite = argv[++i];
+        } else if (strcmp(a, "-j") == 0 && more) {
+            o->jobs = atoi(argv[++i]);
+            if (o->jobs < 1 || o->jobs > 1024)
+                return cli_error("-j %s: need 1..1024 worker processes", argv[i]);
+        } else if (strncmp(a, "-j", 2) == 0 && a[2]) {
+            o->jobs = atoi(a + 2);
+            if (o->jobs < 1 || o->jobs > 1024)
+                return cli_error("%s: need 1..1024 worker processes", a);
+        } else if (strcmp(a, "--results") == 0 && more) {
+            o->results = argv[++i];
+        } else if (strcmp(a, "--out") == 0 && more) {
+            o->out_dir = argv[++i];
+        } else if (strcmp(a, "--resume") == 0) {
+            o->resume = 1;
+        } else if (strcmp(a, "--no-plot") == 0) {
+            o->plot = 0;
+        } else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
+            o->progress = 0;
+        } else if (a[0] == '-' || o->plugin) {
+            return cli_usage(compare_usage);
+        } else {
+            o->plugin = a;
+        }
+    }
+    if (!o->plugin)
+        return cli_usage(compare_usage);
+    return 0;
+}
+
+/* The suite file: a path as given, else configs/suite/NAME.lua here, else in the source tree. */
+static int compare_suite_path(const char *suite, char *buf, size_t n)
+{
+    size_t len = strlen(suite);
+    if (strchr(suite, '/') || (len > 4 && strcmp(suite + len - 4, ".lua") == 0))
+        return compare_fmt(buf, n, "%s", suite);
+    if (compare_fmt(buf, n, "configs/suite/%s.lua", suite))
+        return 1;
+    if (access(buf, R_OK) == 0)
+        return 0;
+    if (compare_fmt(buf, n, "%s/%s.lua", PB_SUITES_SOURCE_DIR, suite))
+        return 1;
+    if (access(buf, R_OK) == 0)
+        return 0;
+    return cli_error("compare: no suite '%s' (looked for configs/suite/%s.lua here and in %s)",
+                     suite, suite, PB_SUITES_SOURCE_DIR);
+}
+
+/* Loads the plugin file and copies its placer name; its folder (absolute) goes to dir. */
+static int compare_plugin_name(const char *plugin, char *name, size_t n, char *dir, size_t dn)
+{
+    char real[PATH_MAX];
+    if (!realpath(plugin, real))
+        return cli_error("%s: %s", plugin, strerror(errno));
+    pb_error err;
+    loader *l = loader_new(NULL, 0, &err);
+    if (!l)
+        return cli_error("%s", err.msg);
+    const loader_entry *e, *other;
+    int rc = 0;
+    if (loader_open_file(l, real, &e, &err)) {
+        rc = cli_error("%s", err.msg);
+    } else if (e->desc->kind != PB_KIND_PLACER) {
+        rc = cli_error("%s: a %s plugin, not a placer", plugin, loader_kind_name(e->desc->kind));
+    } else if (loader_scan(l, &err) == PB_OK &&
+               loader_find(l, PB_KIND_PLACER, e->desc->name, &other, &err) == PB_OK &&
+               strcmp(other->path, real) != 0) {
+        rc = cli_error("%s: its placer is named '%s' like the one in %s; give it a name of its own",
+                       plugin, e->desc->name, other->path);
+    } else if (!(rc = compare_fmt(name, n, "%s", e->desc->name) ||
+                      compare_fmt(dir, dn, "%s", real))) {
+        *strrchr(dir, '/') = '\0';
+    }
+    loader_free(l);
+    return rc;
+}
+
+/* Runs the suite's experiment x (owned) into results; prints the error and returns 1 on
+ * failure. */
+static int compare_run(experiment *x, const compare_opts *o, const char *results, const char *who)
+{
+    plan *p;
+    pb_error err;
+    if (plan_build(x, &p, &err))
+        return cli_error("%s", err.msg);
+    if (o->progress)
+        fprintf(stderr, "compare: %s: %d runs, results in %s\n", who, p->n_runs, results);
+    runner_opts ro = {
+        .jobs = o->jobs, .shard_count = 1, .results = results, .progress = o->progress};
+    runner_summary sum;
+    int rc = runner_run(p, &ro, &sum, &err);
+    plan_free(p);
+    if (rc)
+        return cli_error("%s", err.msg);
+    if (o->progress)
+        fprintf(stderr, "compare: %s: %d already stored, %d ok, %d failed, %.1f s\n", who,
+                sum.skipped, sum.ok, sum.failed, sum.wall_s);
+    return 0;
+}
+
+static int compare_results_dir(const char *results)
+{
+    char dir[PATH_MAX];
+    if (compare_fmt(dir, sizeof dir, "%s", results))
+        return 1;
+    char *slash = strrchr(dir, '/');
+    if (!slash || slash == dir)
+        return 0;
+    *slash = '\0';
+    return cmd_plot_mkdirs(dir);
+}
+
+/* ---------------------------------------------------------------- the leaderboard */
+
+static int compare_read(compare_board *b, const char *path)
+{
+    store *s;
+    pb_error err;
+    if (store_open_readonly(path, &s, &err))
+        return cli_error("%s", err.msg);
+    int rc = store_board_rows(s, &b->rows, &b->n_rows, &err);
+    store_close(s);
+    return rc ? cli_error("%s", err.msg) : 0;
+}
+
+static int compare_strcmp(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The distinct labels of one field of the rows, sorted (offset: problem or entry). */
+static const char **compare_labels(const compare_board *b, size_t offset, int *n)
+{
+    const char **l = malloc((size_t)(b->n_rows > 0 ? b->n_rows : 1) * sizeof *l);
+    if (!l)
+        return NULL;
+    for (int i = 0; i < b->n_rows; i++)
+        l[i] = *(char *const *)(const void *)((const char *)&b->rows[i] + offset);
+    qsort(l, (size_t)b->n_rows, sizeof *l, compare_strcmp);
+    int k = 0;
+    for (int i = 0; i < b->n_rows; i++)
+        if (k == 0 || strcmp(l[k - 1], l[i]) != 0)
+            l[k++] = l[i];
+    *n = k;
+    return l;
+}
+
+static int compare_index(const char **labels, int n, const char *label)
+{
+    const char **hit = bsearch(&label, labels, (size_t)n, sizeof *labels, compare_strcmp);
+    return hit ? (int)(hit - labels) : -1;
+}
+
+/* Problem, then mean step time (cells without one last), then entry. */
+static int compare_cell_order(const void *pa, const void *pb)
+{
+    const compare_cell *a = pa, *b = pb;
+    if (a->problem != b->problem)
+        return a->problem < b->problem ? -1 : 1;
+    double x = a->row->mean_us, y = b->row->mean_us;
+    if (isnan(x) != isnan(y))
+        return isnan(x) ? 1 : -1;
+    if (!isnan(x) && x != y)
+        return x < y ? -1 : 1;
+    return a->entry - b->entry;
+}
+
+/* Cells sorted by problem and step time, with their ranks (equal means share a rank). */
+static int compare_rank(compare_board *b)
+{
+    b->problems = compare_labels(b, offsetof(store_board_row, problem), &b->n_problems);
+    b->entries = compare_labels(b, offsetof(store_board_row, entry), &b->n_entries);
+    b->cells = malloc((size_t)(b->n_rows > 0 ? b->n_rows : 1) * sizeof *b->cells);
+    if (!b->problems || !b->entries || !b->cells)
+        return cli_error("out of memory");
+    for (int i = 0; i < b->n_rows; i++) {
+        compare_cell *c = &b->cells[i];
+        c->row = &b->rows[i];
+        c->user = i >= b->n_builtin;
+        c->problem = compare_index(b->problems, b->n_problems, c->row->problem);
+        c->entry = compare_index(b->entries, b->n_entries, c->row->entry);
+        if (c->user)
+            b->user_entry = c->row->entry;
+    }
+    qsort(b->cells, (size_t)b->n_rows, sizeof *b->cells, compare_cell_order);
+    for (int i = 0; i < b->n_rows; i++) {
+        compare_cell *c = &b->cells[i];
+        int first = i;
+        while (first > 0 && b->cells[first - 1].problem == c->problem)
+            first--;
+        if (isnan(c->row->mean_us)) {
+            int count = i;
+            while (count < b->n_rows && b->cells[count].problem == c->problem)
+                count++;
+            c->rank = count - first;
+        } else if (i > first && b->cells[i - 1].row->mean_us == c->row->mean_us) {
+            c->rank = b->cells[i - 1].rank;
+        } else {
+            c->rank = i - first + 1;
+        }
+    }
+    return 0;
+}
+
+static void compare_print_problem(const compare_board *b, int lo, int hi)
+{
+    printf("\n### %s\n\n", b->problems[b->cells[lo].problem]);
+    printf("| rank | placer | step time (ms) | search time (s) | sim calls | runs ok |\n"
+           "|---:|---|---:|---:|---:|---:|\n");
+    for (int i = lo; i < hi; i++) {
+        const compare_cell *c = &b->cells[i];
+        const store_board_row *r = c->row;
+        const char *mark = c->user ? "**" : "";
+        if (isnan(r->mean_us))
+            printf("| %d | %s%s%s | - | - | - | 0/%d |\n", c->rank, mark, r->entry, mark,
+                   r->n_runs);
+        else
+            printf("| %d | %s%s%s | %.3f | %.3f | %.0f | %d/%d |\n", c->rank, mark, r->entry, mark,
+                   r->mean_us / 1000, r->mean_search_s, r->mean_sim_calls, r->n_ok, r->n_runs);
+    }
+}
+
+/* Mean rank, wins and problems per entry, best mean rank first. */
+static void compare_print_overall(const compare_board *b)
+{
+    int ne = b->n_entries;
+    double *sum = calloc((size_t)ne, sizeof(double));
+    int *wins = calloc((size_t)ne, sizeof(int)), *count = calloc((size_t)ne, sizeof(int));
+    int *order = malloc((size_t)ne * sizeof(int));
+    if (!sum || !wins || !count || !order) {
+        free(sum);
+        free(wins);
+        free(count);
+        free(order);
+        return;
+    }
+    for (int i = 0; i < b->n_rows; i++) {
+        const compare_cell *c = &b->cells[i];
+        sum[c->entry] += c->rank;
+        wins[c->entry] += c->rank == 1;
+        count[c->entry]++;
+    }
+    for (int e = 0; e < ne; e++)
+        order[e] = e;
+    for (int i = 1; i < ne; i++) /* insertion sort by mean rank: a handful of placers */
+        for (int j = i; j > 0; j--) {
+            int a = order[j - 1], z = order[j];
+            if (sum[z] / count[z] >= sum[a] / count[a])
+                break;
+            order[j - 1] = z;
+            order[j] = a;
+        }
+    printf("\n### overall (%d problems)\n\n| placer | mean rank | wins | problems |\n"
+           "|---|---:|---:|---:|\n",
+           b->n_problems);
+    for (int i = 0; i < ne; i++) {
+        int e = order[i];
+        const char *mark = b->user_entry && strcmp(b->entries[e], b->user_entry) == 0 ? "**" : "";
+        printf("| %s%s%s | %.2f | %d | %d |\n", mark, b->entries[e], mark, sum[e] / count[e],
+               wins[e], count[e]);
+    }
+    free(sum);
+    free(wins);
+    free(count);
+    free(order);
+}
+
+static void compare_print(const compare_board *b, const char *suite, const char *placer)
+{
+    printf("## %s on %s: leaderboard (mean over repeats; rank by step time)\n", placer, suite);
+    for (int lo = 0; lo < b->n_rows;) {
+        int hi = lo;
+        while (hi < b->n_rows && b->cells[hi].problem == b->cells[lo].problem)
+            hi++;
+        compare_print_problem(b, lo, hi);
+        lo = hi;
+    }
+    compare_print_overall(b);
+}
+
+static void compare_board_free(compare_board *b)
+{
+    store_board_rows_free(b->rows, b->n_rows);
+    free(b->cells);
+    free(b->problems);
+    free(b->entries);
+}
+
+/* ---------------------------------------------------------------- plots */
+
+/* Writes the plots' data files under dir: cells.tsv (problem entry step_ms search_s rank user,
+ * the cells with an ok run), problems.tsv and entries.tsv (index label short-label). */
+static int compare_plot_data(const compare_board *b, const char *dir)
+{
+    char path[PATH_MAX];
+    if (compare_fmt(path, sizeof path, "%s/cells.tsv", dir))
+        return 1;
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return cli_error("%s: %s", path, strerror(errno));
+    fprintf(f, "# problem\tentry\tstep_ms\tsearch_s\trank\tuser\n");
+    for (int i = 0; i < b->n_rows; i++) {
+        const compare_cell *c = &b->cells[i];
+        if (!isnan(c->row->mean_us))
+            fprintf(f, "%d\t%d\t%.17g\t%.17g\t%d\t%d\n", c->problem, c->entry,
+                    c->row->mean_us / 1000, fmax(c->row->mean_search_s, 1e-6), c->rank, c->user);
+    }
+    int bad = fclose(f) != 0;
+    const char *const names[2] = {"problems.tsv", "entries.tsv"};
+    const char **labels[2] = {b->problems, b->entries};
+    int counts[2] = {b->n_problems, b->n_entries};
+    for (int k = 0; k < 2 && !bad; k++) {
+        if (compare_fmt(path, sizeof path, "%s/%s", dir, names[k]))
+            return 1;
+        if (!(f = fopen(path, "w")))
+            return cli_error("%s: %s", path, strerror(errno));
+        fprintf(f, "# index\tlabel\tshort label\n");
+        for (int i = 0; i < counts[k]; i++) {
+            /* The short label stops at the second comma: "cifar10-01, 3 devices". */
+            const char *comma = strchr(labels[k][i], ',');
+            comma = comma ? strchr(comma + 1, ',') : NULL;
+            int len = comma ? (int)(comma - labels[k][i]) : (int)strlen(labels[k][i]);
+            fprintf(f, "%d\t%s\t%.*s\n", i, labels[k][i], len, labels[k][i]);
+        }
+        bad |= fclose(f) != 0;
+    }
+    return bad ? cli_error("%s: could not write the plot data", dir) : 0;
+}
+
+/* Runs plots/<script>.gp on the data in dir, writing dir/<script>.png and .svg. */
+static int compare_draw(const char *scripts, const char *dir, const char *script, const char *title)
+{
+    static const char *const formats[2] = {"png", "svg"};
+    for (int k = 0; k < 2; k++) {
+        char vars[4 * PATH_MAX] = "", path[PATH_MAX], out[PATH_MAX], gp[PATH_MAX];
+        int bad = compare_fmt(gp, sizeof gp, "%s/%s.gp", scripts, script) ||
+                  compare_fmt(out, sizeof out, "%s/%s.%s", dir, script, formats[k]);
+        static const char *const files[3][2] = {
+            {"data", "cells"}, {"problems", "problems"}, {"entries", "entries"}};
+        for (int i = 0; i < 3 && !bad; i++)
+            bad = compare_fmt(path, sizeof path, "%s/%s.tsv", dir, files[i][1]) ||
+                  cmd_plot_gp_var(vars, sizeof vars, files[i][0], path);
+        bad |= cmd_plot_gp_var(vars, sizeof vars, "out", out);
+        bad |= cmd_plot_gp_var(vars, sizeof vars, "term", formats[k]);
+        bad |= cmd_plot_gp_var(vars, sizeof vars, "subtitle", title);
+        fflush(stdout);
+        if (bad || cmd_plot_gnuplot(gp, vars))
+            return 1;
+        printf("%s\n", out);
+    }
+    return 0;
+}
+
+static int compare_plot(const compare_board *b, const compare_opts *o, const char *suite,
+                        const char *placer)
+{
+    char dir[PATH_MAX], scripts[PATH_MAX], title[256];
+    if ((o->out_dir ? compare_fmt(dir, sizeof dir, "%s", o->out_dir)
+                    : compare_fmt(dir, sizeof dir, "plots/out/%s-%s", suite, placer)) ||
+        compare_fmt(title, sizeof title, "%s on %s", placer, suite) ||
+        cmd_plot_scripts_dir(scripts, sizeof scripts) || cmd_plot_mkdirs(dir) ||
+        compare_plot_data(b, dir))
+        return 1;
+    printf("\nplots:\n");
+    return compare_draw(scripts, dir, "compare_scatter", title) ||
+           compare_draw(scripts, dir, "compare_ranks", title);
+}
+
+/* ---------------------------------------------------------------- the command */
+
+/* Runs the suite for the built-ins and for the plugin, then prints and plots the leaderboard. */
+static int compare_main(const compare_opts *o, const char *suite_path)
+{
+    char placer[128], folder[PATH_MAX];
+    if (compare_plugin_name(o->plugin, placer, sizeof placer, folder, sizeof folder))
+        return 1;
+    experiment *x, *mine;
+    pb_error err;
+    if (config_load(suite_path, NULL, &x, &err))
+        return cli_error("%s", err.msg);
+    char suite[128], builtin[PATH_MAX], user[PATH_MAX + 160], user_name[300];
+    if (compare_fmt(suite, sizeof suite, "%s", x->name) ||
+        compare_fmt(builtin, sizeof builtin, "%s", o->results ? o->results : x->results) ||
+        compare_fmt(user_name, sizeof user_name, "%s-%s", suite, placer) ||
+        compare_fmt(user, sizeof user, "results/%s.db", user_name)) {
+        experiment_free(x);
+        return 1;
+    }
+    if (compare_results_dir(builtin)) {
+        experiment_free(x);
+        return 1;
+    }
+    if (compare_run(x, o, builtin, "built-in placers"))
+        return 1;
+    if (config_load(suite_path, NULL, &mine, &err))
+        return cli_error("%s", err.msg);
+    if (experiment_use_placer(mine, placer, folder, user_name, user, &err)) {
+        experiment_free(mine);
+        return cli_error("%s", err.msg);
+    }
+    int fresh = o->resume || remove(user) == 0 || errno == ENOENT;
+    if (!fresh)
+        cli_error("%s: %s", user, strerror(errno));
+    if (!fresh || compare_results_dir(user)) {
+        experiment_free(mine);
+        return 1;
+    }
+    if (compare_run(mine, o, user, placer))
+        return 1;
+    compare_board b = {0};
+    int rc = compare_read(&b, builtin);
+    b.n_builtin = b.n_rows;
+    rc = rc || compare_read(&b, user) || compare_rank(&b);
+    if (!rc) {
+        compare_print(&b, suite, placer);
+        if (o->plot)
+            rc = compare_plot(&b, o, suite, placer);
+    }
+    compare_board_free(&b);
+    return rc;
+}
+
+int cmd_compare(int argc, char **argv)
+{
+    compare_opts o;
+    int rc = compare_parse(argc, argv, &o);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    /* Workers are processes: BLAS must not spawn its own threads on top (read at load). */
+    setenv("OPENBLAS_NUM_THREADS", "1", 1);
+    setenv("OMP_NUM_THREADS", "1", 1);
+    char suite_path[PATH_MAX];
+    if (compare_suite_path(o.suite, suite_path, sizeof suite_path))
+        return 1;
+    return compare_main(&o, suite_path);
+}
