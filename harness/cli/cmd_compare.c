@@ -304,7 +304,7 @@ static int compare_rank(compare_board *b)
 static void compare_print_problem(const compare_board *b, int lo, int hi)
 {
     printf("\n### %s\n\n", b->problems[b->cells[lo].problem]);
-    printf("| rank | placer | step time (ms) | search time (s) | sim calls | runs ok |\n"
+    printf("| rank | placer | step time (us) | search time (s) | sim calls | runs ok |\n"
            "|---:|---|---:|---:|---:|---:|\n");
     for (int i = lo; i < hi; i++) {
         const compare_cell *c = &b->cells[i];
@@ -314,8 +314,8 @@ static void compare_print_problem(const compare_board *b, int lo, int hi)
             printf("| %d | %s%s%s | - | - | - | 0/%d |\n", c->rank, mark, r->entry, mark,
                    r->n_runs);
         else
-            printf("| %d | %s%s%s | %.3f | %.3f | %.0f | %d/%d |\n", c->rank, mark, r->entry, mark,
-                   r->mean_us / 1000, r->mean_search_s, r->mean_sim_calls, r->n_ok, r->n_runs);
+            printf("| %d | %s%s%s | %.2f | %.3f | %.0f | %d/%d |\n", c->rank, mark, r->entry, mark,
+                   r->mean_us, r->mean_search_s, r->mean_sim_calls, r->n_ok, r->n_runs);
     }
 }
 

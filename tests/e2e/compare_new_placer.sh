@@ -1,0 +1,64 @@
+# What a new user does (README, "Write your own placer"): `placebench new placer myplacer`,
+# build it with its generated CMake project against the installed placebench, and
+# `placebench compare` it on a suite: a leaderboard with it ranked, plots, and the built-in
+# placers' runs cached for the next comparison.
+source "$(dirname "$0")/lib/common.bash"
+: "${PB_BUILD:?}"
+
+cmake --install "$PB_BUILD" --prefix "$WORK/prefix" > install.log 2>&1 || { cat install.log; fail "cmake --install failed"; }
+export PKG_CONFIG_PATH="$WORK/prefix/lib/pkgconfig:$WORK/prefix/lib/$(gcc -print-multiarch 2>/dev/null)/pkgconfig"
+unset PLACEBENCH_PLUGIN_PATH
+pb="$WORK/prefix/bin/placebench"
+
+"$pb" new placer myplacer > new.out || fail "placebench new placer failed"
+[ -f myplacer/myplacer.c ] && [ -f myplacer/CMakeLists.txt ] || fail "new placer did not write its two files"
+"$pb" new placer myplacer > /dev/null 2> again.err && fail "new placer overwrote an existing project"
+grep -q "exists already" again.err || fail "no 'exists already' error: $(cat again.err)"
+"$pb" new placer My_Placer > /dev/null 2>&1 && fail "a name with capitals and '_' was accepted"
+
+cmake -S myplacer -B myplacer/build -DCMAKE_C_FLAGS="-Werror" > cmake.log 2>&1 || { cat cmake.log; fail "the generated project does not configure"; }
+cmake --build myplacer/build > build.log 2>&1 || { cat build.log; fail "the generated placer does not build warning-free"; }
+[ -f myplacer/build/myplacer.so ] || fail "no myplacer.so"
+
+"$pb" compare myplacer/build/myplacer.so --suite e2e/suite_tiny.lua -j 2 > board.md 2> compare.err \
+    || { cat compare.err; fail "compare failed"; }
+
+# One table per problem (3 graphs x 2 device counts), each with the 8 placers and a rank for
+# myplacer; an overall table.
+[ "$(grep -c '^### .*devices, placeto-k80, placeto$' board.md)" = 6 ] || fail "not 6 problem tables"
+[ "$(grep -c '^| [0-9]* | \*\*myplacer\*\* | [0-9.]* | ' board.md)" = 6 ] || fail "myplacer not ranked on every problem"
+for p in single-device "round-robin / topo" random m-topo m-etf m-sct "placeto / placeto-gnn / topo"; do
+    [ "$(grep -c "^| [0-9]* | $p | " board.md)" = 6 ] || fail "$p missing from a problem table"
+done
+grep -q '^| \*\*myplacer\*\* | [0-9.]* | [0-9]* | 6 |$' board.md || fail "myplacer not in the overall table"
+
+# Within each table the ranks follow the step times: ascending times, and equal times share a
+# rank, the next distinct time taking the rank after its predecessors.
+awk -F'|' '/^### /{n=0; prev=""; next}
+           /^\| [0-9]+ \|/ && $4 ~ /[0-9]/ {n++; t=$4+0; r=$2+0
+               if (prev != "" && t < prev) bad=1
+               if (prev != "" && t == prev && r != prank) bad=1
+               if (prev != "" && t > prev && r != n) bad=1
+               if (prev == "" && r != 1) bad=1
+               prev=t; prank=r}
+           END {exit bad}' board.md || fail "ranks do not follow the step times"
+
+# The generated placer starts from everything on device 0 (single-device's placement) and only
+# keeps moves that lower the step time, so it is never slower than single-device.
+awk -F'|' '/^### /{if (m != "" && m > s) bad=1; m=""; s=""}
+           $3 ~ /\*\*myplacer\*\*/ {m=$4+0}
+           $3 ~ /^ single-device $/ {s=$4+0}
+           END {if (m != "" && m > s) bad=1; exit bad}' board.md || fail "myplacer slower than single-device somewhere"
+
+for f in compare_scatter.png compare_scatter.svg compare_ranks.png compare_ranks.svg; do
+    [ -s "plots/out/suite-tiny-myplacer/$f" ] || fail "plot $f missing"
+done
+
+# The built-in placers ran once: a second comparison reuses all 84 of their runs and redoes
+# myplacer's 12.
+[ "$(sql results/suite-tiny.db "select count(*) from runs where status=0")" = 84 ] || fail "built-in runs not all stored ok"
+[ "$(sql results/suite-tiny-myplacer.db "select count(*) from runs where status=0 and placer='myplacer'")" = 12 ] || fail "myplacer runs not stored"
+"$pb" compare myplacer/build/myplacer.so --suite e2e/suite_tiny.lua --no-plot > board2.md 2> compare2.err || fail "second compare failed"
+grep -q "built-in placers: 84 already stored, 0 ok" compare2.err || fail "built-in runs redone: $(cat compare2.err)"
+grep -q "myplacer: 0 already stored, 12 ok" compare2.err || fail "myplacer runs not redone: $(cat compare2.err)"
+echo ok
