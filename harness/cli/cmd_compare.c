@@ -478,6 +478,14 @@ static int compare_main(const compare_opts *o, const char *suite_path)
     if (config_load(suite_path, NULL, &x, &err))
         return cli_error("%s", err.msg);
     char suite[128], builtin[PATH_MAX], user[PATH_MAX + 160], user_name[300];
+    for (int i = 0; i < x->placers.n; i++)
+        if (strcmp(x->placers.items[i].name, placer) == 0) {
+            cli_error("compare: '%s' is one of the suite's own placers; give yours a name of its "
+                      "own",
+                      placer);
+            experiment_free(x);
+            return 1;
+        }
     if (compare_fmt(suite, sizeof suite, "%s", x->name) ||
         compare_fmt(builtin, sizeof builtin, "%s", o->results ? o->results : x->results) ||
         compare_fmt(user_name, sizeof user_name, "%s-%s", suite, placer) ||

@@ -61,4 +61,12 @@ done
 "$pb" compare myplacer/build/myplacer.so --suite e2e/suite_tiny.lua --no-plot > board2.md 2> compare2.err || fail "second compare failed"
 grep -q "built-in placers: 84 already stored, 0 ok" compare2.err || fail "built-in runs redone: $(cat compare2.err)"
 grep -q "myplacer: 0 already stored, 12 ok" compare2.err || fail "myplacer runs not redone: $(cat compare2.err)"
+
+# A built-in placer or a plugin of another kind is refused with the reason.
+random_so=$(find "$WORK/prefix" -name placer-random.so | head -1)
+topo_so=$(find "$WORK/prefix" -name traversal-topo.so | head -1)
+"$pb" compare "$random_so" --suite e2e/suite_tiny.lua --quiet 2> own.err && fail "a built-in placer was compared"
+grep -q "one of the suite's own placers" own.err || fail "no reason for refusing a built-in: $(cat own.err)"
+"$pb" compare "$topo_so" --suite e2e/suite_tiny.lua --quiet 2> kind.err && fail "a traversal plugin was compared"
+grep -q "a traversal plugin, not a placer" kind.err || fail "no reason for refusing a traversal: $(cat kind.err)"
 echo ok
