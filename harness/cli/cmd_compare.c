@@ -156,6 +156,7 @@ static int compare_plugin_name(const char *plugin, char *name, size_t n, char *d
     if (!l)
         return cli_error("%s", err.msg);
     const loader_entry *e, *other;
+    char other_real[PATH_MAX];
     int rc = 0;
     if (loader_open_file(l, real, &e, &err)) {
         rc = cli_error("%s", err.msg);
@@ -163,7 +164,8 @@ static int compare_plugin_name(const char *plugin, char *name, size_t n, char *d
         rc = cli_error("%s: a %s plugin, not a placer", plugin, loader_kind_name(e->desc->kind));
     } else if (loader_scan(l, &err) == PB_OK &&
                loader_find(l, PB_KIND_PLACER, e->desc->name, &other, &err) == PB_OK &&
-               strcmp(other->path, real) != 0) {
+               /* the search path may reach the same file by another spelling (bin/../lib) */
+               (!realpath(other->path, other_real) || strcmp(other_real, real) != 0)) {
         rc = cli_error("%s: its placer is named '%s' like the one in %s; give it a name of its own",
                        plugin, e->desc->name, other->path);
     } else if (!(rc = compare_fmt(name, n, "%s", e->desc->name) ||
