@@ -37,11 +37,13 @@ static void place_print_help(void)
            "                    (without either, each plugin's own default)\n"
            "  --seed S          run seed (each plugin gets a seed derived from it); default 1\n"
            "  --out P.json      write the best placement as {node name: device}, the format\n"
-           "                    'placebench simulate --placement' reads\n"
+           "                    'placebench simulate --placement' reads (refused for the\n"
+           "                    replicated strategies of dp-nccl and dp-nccl-p)\n"
            "  --json            print {\"initial_step_time_us\", \"best_step_time_us\",\n"
            "                    \"simulator_calls\", \"wall_s\", \"feasible\", \"throughput\",\n"
-           "                    \"monetary_cost\"} instead of text (throughput and cost: 0\n"
-           "                    unless the simulator models them, as heterps does)\n"
+           "                    \"monetary_cost\", \"strategy\"} instead of text (throughput\n"
+           "                    and cost: 0 unless the simulator models them, as heterps and\n"
+           "                    topology do; strategy: placement, replicated or provisioned)\n"
            "  --cluster C       cluster preset; default placeto-k80\n"
            "  --simulator S     simulator plugin; default placeto\n"
            "  --opt KIND.KEY=VALUE  an option of the placer, embedding, traversal or\n"
@@ -245,6 +247,24 @@ static int place_write_placement(const char *path, const pb_graph *g, const int 
     return cli_output_close(&o, ok);
 }
 
+/* --out: a placement file for plain placements (and HeterPS resource types); a replicated
+ * strategy's device groups are not devices, so writing them as a placement would mislead. */
+static int place_write_out(const place_args *a, const pb_graph *grouped, const place_result *r)
+{
+    if (r->kind == PB_STRATEGY_REPLICATED)
+        return cli_error("place: --out writes plain placements; %s returned a replicated "
+                         "strategy (device groups and replication options), which it cannot hold",
+                         a->placer);
+    return place_write_placement(a->out, grouped, r->best_device);
+}
+
+static const char *place_kind_name(int kind)
+{
+    return kind == PB_STRATEGY_REPLICATED    ? "replicated"
+           : kind == PB_STRATEGY_PROVISIONED ? "provisioned"
+                                             : "placement";
+}
+
 static void place_print(const place_args *a, const place_result *r, const pb_graph *g)
 {
     if (a->json) {
@@ -254,13 +274,14 @@ static void place_print(const place_args *a, const place_result *r, const pb_gra
             snprintf(initial, sizeof initial, "%.17g", r->initial_us);
         printf("{\"initial_step_time_us\": %s, \"best_step_time_us\": %.17g, "
                "\"simulator_calls\": %lld, \"wall_s\": %.17g, \"feasible\": %s, "
-               "\"throughput\": %.17g, \"monetary_cost\": %.17g}\n",
+               "\"throughput\": %.17g, \"monetary_cost\": %.17g, \"strategy\": \"%s\"}\n",
                initial, r->best_us, r->sim_calls, r->wall_s, r->feasible ? "true" : "false",
-               r->throughput, r->monetary_cost);
+               r->throughput, r->monetary_cost, place_kind_name(r->kind));
         return;
     }
     printf("graph       %s (%d nodes placed)\n", g->name, g->grouped->n_nodes);
-    printf("placer      %s on %d devices\n", a->placer, a->devices);
+    printf("placer      %s on %d devices (%s strategy)\n", a->placer, a->devices,
+           place_kind_name(r->kind));
     if (isnan(r->initial_us))
         printf("initial     -\n");
     else
@@ -299,7 +320,7 @@ static int place_on_cluster(const place_args *a, const pb_graph *g, const place_
     place_result r = {.best_device = device};
     int status = 1;
     if (place_run(&q, &r, &err) == PB_OK) {
-        status = a->out ? place_write_placement(a->out, g->grouped, device) : 0;
+        status = a->out ? place_write_out(a, g->grouped, &r) : 0;
         if (status == 0)
             place_print(a, &r, g);
     } else {

@@ -601,6 +601,33 @@ static inline void pb_strategy_placement(pb_strategy *s, int n_nodes, int *devic
     s->device_share = NULL;
 }
 
+/* Sets s to data parallelism over devices 0..n_devices-1 (TAG's DP-NCCL): one device group of
+ * them all and every node replicated on it with `option` (PB_REPL_ALLREDUCE or PB_REPL_PS; on
+ * one device PB_REPL_NONE, as a one-device group requires).  share[n_devices] is each device's
+ * batch share (summing to 1), or NULL for even shares.  All storage is the caller's:
+ * group[n_nodes], replication[n_nodes], group_start[2], group_devices[n_devices]. */
+static inline void pb_strategy_data_parallel(pb_strategy *s, int n_nodes, int *group,
+                                             int *replication, int option, int n_devices,
+                                             int *group_start, int *group_devices,
+                                             const double *share)
+{
+    pb_strategy_placement(s, n_nodes, group);
+    s->kind = PB_STRATEGY_REPLICATED;
+    s->replication = replication;
+    s->n_device_groups = 1;
+    s->group_start = group_start;
+    s->group_devices = group_devices;
+    s->device_share = share;
+    group_start[0] = 0;
+    group_start[1] = n_devices;
+    for (int d = 0; d < n_devices; d++)
+        group_devices[d] = d;
+    for (int v = 0; v < n_nodes; v++) {
+        group[v] = 0;
+        replication[v] = n_devices > 1 ? option : PB_REPL_NONE;
+    }
+}
+
 /* Device type i of c, read at the cluster's element size (type_size; the 1.1 size when 0). */
 static inline const pb_device_type *pb_cluster_type(const pb_cluster *c, int i)
 {

@@ -220,6 +220,7 @@ static int place_solve(const place_request *q, place_host *h, const pb_host *hos
     res->feasible = ev.feasible;
     res->throughput = ev.throughput;
     res->monetary_cost = ev.monetary_cost;
+    res->kind = bs.kind;
     if (res->best_device)
         memcpy(res->best_device, st->best_device, (size_t)n * sizeof(int));
     if (res->peak_mem)

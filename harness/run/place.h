@@ -40,6 +40,9 @@ typedef struct place_result {
      * (samples/s) and monetary cost (USD) of simulators that model them, 0 otherwise. */
     int feasible;
     double throughput, monetary_cost;
+    /* The kind of the returned strategy (pb_strategy_kind): for REPLICATED, best_device holds
+     * device-group indices, not devices. */
+    int kind;
 } place_result;
 
 /* Runs the request.  res is filled in all cases (NAN where unknown); returns PB_ERR with the
