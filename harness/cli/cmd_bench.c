@@ -15,9 +15,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static const char bench_usage[] = "placebench bench simulator [GRAPH.json | DIR]... "
-                                  "[--devices 3,5,8] [--evals K] [--seed S] [--simulator NAME]\n"
-                                  "       placebench bench placer --help   (placer speed)";
+static const char bench_usage[] =
+    "placebench bench simulator [GRAPH.json | DIR]... [--devices 3,5,8] [--evals K] [--seed S] "
+    "[--simulator NAME] [--cluster NAME] [--strategy random|dp-nccl]\n"
+    "       placebench bench placer --help   (placer speed)";
 
 static void bench_print_help(void)
 {
@@ -37,8 +38,15 @@ static void bench_print_help(void)
            "  --devices LIST    comma-separated device counts; default 3,5,8\n"
            "  --evals K         timed evaluations per graph, level and device count; default 2000\n"
            "  --seed S          seed of the placements; default 1\n"
-           "  --simulator NAME  simulator plugin, with its default options; default placeto.\n"
-           "                    The cluster is always the placeto-k80 preset.\n\n"
+           "  --simulator NAME  simulator plugin, with its default options; default placeto\n"
+           "  --cluster NAME    cluster preset (placebench cluster list); default placeto-k80\n"
+           "  --strategy WHAT   random (default): the random placements above; dp-nccl: TAG's\n"
+           "                    DP-NCCL strategy (every op replicated on all devices, AllReduce,\n"
+           "                    even batch split; a simulator of replicated strategies such as\n"
+           "                    topology), one strategy evaluated K times (default K = 20), each\n"
+           "                    evaluation timed alone: the row gives the median ms and the\n"
+           "                    minimum, events per evaluation and events per second at the\n"
+           "                    median; no summary\n\n"
            "Columns: nodes placed, ops simulated, evaluations per second, ns per evaluation,\n"
            "mean events per evaluation and ns per event (timed ns / events).  Events are what\n"
            "the simulator reports in pb_eval.n_events; the placeto plugin counts the events\n"
@@ -57,9 +65,10 @@ typedef struct bench_args {
     int n_inputs;
     int devices[BENCH_MAX_DEVICE_COUNTS];
     int n_devices;
-    long evals;
+    long evals; /* 0 until given: the default depends on the strategy */
     unsigned long long seed;
-    const char *simulator;
+    const char *simulator, *cluster;
+    int dp_nccl; /* --strategy dp-nccl */
 } bench_args;
 
 static int bench_option(const char *arg, const char *value, bench_args *a)
@@ -80,6 +89,12 @@ static int bench_option(const char *arg, const char *value, bench_args *a)
             return cli_error("bench: --seed '%s' is not a non-negative integer", value);
     } else if (strcmp(arg, "--simulator") == 0) {
         a->simulator = value;
+    } else if (strcmp(arg, "--cluster") == 0) {
+        a->cluster = value;
+    } else if (strcmp(arg, "--strategy") == 0) {
+        if (strcmp(value, "random") != 0 && strcmp(value, "dp-nccl") != 0)
+            return cli_error("bench: --strategy '%s' is not random or dp-nccl", value);
+        a->dp_nccl = strcmp(value, "dp-nccl") == 0;
     } else {
         return cli_error("bench: unknown argument '%s' (see 'placebench bench --help')", arg);
     }
@@ -337,7 +352,7 @@ static int bench_devices(const bench_args *a, loader *ld, const bench_file *file
                          int n_devices, bench_rows *rows, pb_error *err)
 {
     pb_cluster *c = NULL;
-    if (cluster_preset("placeto-k80", n_devices, &c, err) != PB_OK)
+    if (cluster_preset(a->cluster, n_devices, &c, err) != PB_OK)
         return PB_ERR;
     int n = g->n_nodes > 0 ? g->n_nodes : 1;
     bench_level l = {g, 0, n_devices, 0, NULL, NULL, NULL, NULL};
@@ -374,6 +389,60 @@ static int bench_devices(const bench_args *a, loader *ld, const bench_file *file
     cli_sim_result_free(&result);
     free(l.draws);
     free(l.op_device);
+    cluster_free(c);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- DP-NCCL */
+
+static int bench_double_cmp(const void *a, const void *b);
+
+/* One graph at one device count under DP-NCCL: the same op-level strategy evaluated a->evals
+ * times after one untimed warm-up, each evaluation timed alone (they take milliseconds). */
+static int bench_dp_devices(const bench_args *a, loader *ld, const bench_file *file,
+                            const pb_graph *g, int n_devices, pb_error *err)
+{
+    pb_cluster *c = NULL;
+    if (cluster_preset(a->cluster, n_devices, &c, err) != PB_OK)
+        return PB_ERR;
+    size_t n = (size_t)(g->n_nodes > 0 ? g->n_nodes : 1);
+    int *group = malloc(n * sizeof(int)), *repl = malloc(n * sizeof(int));
+    int *devices = malloc((size_t)n_devices * sizeof(int)), start[2];
+    double *ms = malloc((size_t)a->evals * sizeof(double));
+    cli_sim sim = {0};
+    cli_sim_result result = {0};
+    int rc = group && repl && devices && ms ? PB_OK : pb_errorf(err, "out of memory");
+    if (rc == PB_OK)
+        rc = cli_sim_result_init(&result, n_devices, g, 0, err);
+    if (rc == PB_OK)
+        rc = cli_sim_open(&sim, ld, a->simulator, g, c, err);
+    pb_strategy s;
+    if (rc == PB_OK) {
+        pb_strategy_data_parallel(&s, g->n_nodes, group, repl, PB_REPL_ALLREDUCE, n_devices, start,
+                                  devices, NULL);
+        rc = cli_sim_evaluate(&sim, &s, &result.eval, err);
+    }
+    long long events = result.eval.n_events;
+    for (long k = 0; rc == PB_OK && k < a->evals; k++) {
+        double t0 = pb_clock_monotonic();
+        rc = cli_sim_evaluate(&sim, &s, &result.eval, err);
+        ms[k] = (pb_clock_monotonic() - t0) * 1e3;
+    }
+    if (rc == PB_OK) {
+        qsort(ms, (size_t)a->evals, sizeof *ms, bench_double_cmp);
+        double median =
+            a->evals % 2 ? ms[a->evals / 2] : (ms[a->evals / 2 - 1] + ms[a->evals / 2]) / 2;
+        printf("%7d %7d %10.3f %10.3f %10lld %12.0f %14.1f  %s\n", g->n_nodes, n_devices, median,
+               ms[0], events, events > 0 ? (double)events / (median * 1e-3) : 0,
+               result.eval.step_time_us, file->path);
+        fflush(stdout);
+    }
+    cli_sim_close(&sim);
+    cli_sim_result_free(&result);
+    free(group);
+    free(repl);
+    free(devices);
+    free(ms);
     cluster_free(c);
     return rc;
 }
@@ -463,9 +532,17 @@ static int bench_run(const bench_args *a, const bench_files *files)
     if (!ld)
         return cli_error("bench: %s", err.msg);
     bench_print_machine();
-    printf("# simulator %s, %ld evaluations per row, seed %llu\n", a->simulator, a->evals, a->seed);
-    printf("%-8s %7s %7s %7s %12s %12s %10s %9s  %s\n", "level", "nodes", "ops", "devices",
-           "evals/s", "ns/eval", "events", "ns/event", "graph");
+    if (a->dp_nccl) {
+        printf("# simulator %s, cluster %s, DP-NCCL, %ld evaluations per row\n", a->simulator,
+               a->cluster, a->evals);
+        printf("%7s %7s %10s %10s %10s %12s %14s  %s\n", "ops", "devices", "median ms", "min ms",
+               "events", "events/s", "step us", "graph");
+    } else {
+        printf("# simulator %s, cluster %s, %ld evaluations per row, seed %llu\n", a->simulator,
+               a->cluster, a->evals, a->seed);
+        printf("%-8s %7s %7s %7s %12s %12s %10s %9s  %s\n", "level", "nodes", "ops", "devices",
+               "evals/s", "ns/eval", "events", "ns/event", "graph");
+    }
     bench_rows rows = {0};
     int status = 0, measured = 0;
     for (int i = 0; status == 0 && i < files->n; i++) {
@@ -476,7 +553,8 @@ static int bench_run(const bench_args *a, const bench_files *files)
             continue;
         }
         for (int k = 0; status == 0 && k < a->n_devices; k++)
-            if (bench_devices(a, ld, file, g, a->devices[k], &rows, &err) != PB_OK)
+            if ((a->dp_nccl ? bench_dp_devices(a, ld, file, g, a->devices[k], &err)
+                            : bench_devices(a, ld, file, g, a->devices[k], &rows, &err)) != PB_OK)
                 status = cli_error("bench: %s: %s", file->path, err.msg);
         measured++;
         graph_free(g);
@@ -484,7 +562,7 @@ static int bench_run(const bench_args *a, const bench_files *files)
     loader_free(ld);
     if (status == 0 && measured == 0)
         status = cli_error("bench: no node-link graph among the inputs");
-    if (status == 0)
+    if (status == 0 && !a->dp_nccl)
         status = bench_print_summary(a, &rows);
     free(rows.row);
     return status;
@@ -503,10 +581,12 @@ int cmd_bench(int argc, char **argv)
     a.devices[1] = 5;
     a.devices[2] = 8;
     a.n_devices = 3;
-    a.evals = 2000;
     a.seed = 1;
     a.simulator = "placeto";
+    a.cluster = "placeto-k80";
     int status = bench_parse_args(argc, argv, &a);
+    if (a.evals == 0)
+        a.evals = a.dp_nccl ? 20 : 2000;
     bench_files files = {0};
     if (status == 0)
         status = bench_collect(&a, &files);

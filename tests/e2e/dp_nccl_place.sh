@@ -82,3 +82,21 @@ grep -q "place: --out writes plain placements; dp-nccl returned a replicated str
     fail "unclear --out refusal: $(cat err.txt)"
 [ ! -e p.json ] || fail "--out wrote p.json for a replicated strategy"
 echo "ok: refusals"
+
+# bench simulator --strategy dp-nccl evaluates the same strategy: its row's step time is dp-nccl's.
+"$PB_BIN" bench simulator "$g" --simulator topology --cluster tag-testbed --devices 16 \
+    --strategy dp-nccl --evals 3 >bench.txt || fail "bench --strategy dp-nccl failed"
+python3 - bench.txt "$(field "$dp" best_step_time_us)" <<'PY' || fail "bench: $(cat bench.txt)"
+import sys
+rows = [l.split() for l in open(sys.argv[1]) if l.strip() and not l.startswith(("#", "    ops"))]
+assert len(rows) == 1, rows
+ops, devices, median, least, events, per_s, step = rows[0][:7]
+assert ops == "1119" and devices == "16", rows
+assert 0 < float(least) <= float(median) and int(events) > 0 and float(per_s) > 0, rows
+assert abs(float(step) - float(sys.argv[2])) <= 0.05, (step, sys.argv[2])
+PY
+if "$PB_BIN" bench simulator "$g" --strategy dp-nccl --devices 2 >out.txt 2>err.txt; then
+    fail "bench dp-nccl on the placeto simulator succeeded"
+fi
+grep -q "not a plain placement" err.txt || fail "unclear bench refusal: $(cat err.txt)"
+echo "ok: bench simulator --strategy dp-nccl"
