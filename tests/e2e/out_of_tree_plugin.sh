@@ -45,6 +45,8 @@ unset PLACEBENCH_PLUGIN_PATH
 diff <(sql oot.db "select n_devices, best_us from runs where placer='last-device' order by n_devices") \
      <(sql oot.db "select n_devices, best_us from runs where placer='single-device' order by n_devices") \
     || fail "last-device and single-device disagree"
-PLACEBENCH_PLUGIN_PATH="$WORK/myplugins" "$WORK/prefix/bin/placebench" list placer | grep -q "last-device" \
-    || fail "PLACEBENCH_PLUGIN_PATH not searched"
+# Into a file: with pipefail, `list | grep -q` fails when grep exits before list has written all.
+PLACEBENCH_PLUGIN_PATH="$WORK/myplugins" "$WORK/prefix/bin/placebench" list placer > list.out \
+    || fail "list failed"
+grep -q "last-device" list.out || fail "PLACEBENCH_PLUGIN_PATH not searched: $(cat list.out)"
 echo ok
