@@ -290,6 +290,29 @@ static int compile_to_parts(pb_compiler *c, int u, int k, double S, int v, pb_er
     return compile_memo_add(c, u, k, COMPILE_TO_PARTS, c->group[v], m, err) ? PB_ERR : m;
 }
 
+/* Whether op v reads only the shape of its inputs (TensorFlow's Shape, ShapeN, Size, Rank): on a
+ * batch-split input each replica can read its own part, as TensorFlow's replicas do, instead of
+ * the whole tensor joined on one device. */
+static int compile_reads_shape(const pb_graph *g, int v)
+{
+    static const char *const types[] = {"Shape", "ShapeN", "Size", "Rank"};
+    const char *t = g->node_type ? g->node_type[v] : NULL;
+    for (size_t i = 0; t && i < sizeof types / sizeof types[0]; i++)
+        if (strcmp(t, types[i]) == 0)
+            return 1;
+    return 0;
+}
+
+/* The replica of u on device d, or -1. */
+static int compile_replica_on(const pb_compiler *c, int u, int d)
+{
+    const int *du = compile_devices(c, u);
+    for (int q = 0; q < c->nrep[u]; q++)
+        if (du[q] == d)
+            return q;
+    return -1;
+}
+
 /* The inputs of replica r of v for edge e (producer u, port k, S bytes). */
 static int compile_read(pb_compiler *c, int v, int r, int e, pb_error *err)
 {
@@ -316,6 +339,11 @@ static int compile_read(pb_compiler *c, int v, int r, int e, pb_error *err)
         int m = compile_to_parts(c, u, k, S, v, err);
         return m < 0 ? PB_ERR : compile_input_add(c, dst, m, r, bytes, err);
     }
+    int local =
+        c->part[u] && compile_reads_shape(g, v) ? compile_replica_on(c, u, c->device[dst]) : -1;
+    if (local >= 0)
+        return compile_input_add(c, dst, c->first[u] + local, k, compile_part_bytes(c, u, local, S),
+                                 err);
     if (c->part[u]) {
         int d = compile_devices(c, v)[0];
         int m = compile_memo_find(c, u, k, COMPILE_TO_WHOLE, d);
@@ -326,14 +354,8 @@ static int compile_read(pb_compiler *c, int v, int r, int e, pb_error *err)
         }
         return compile_input_add(c, dst, m, 0, S, err);
     }
-    const int *du = compile_devices(c, u);
-    int q = 0, want = c->device[dst];
-    for (int i = 0; i < c->nrep[u]; i++)
-        if (du[i] == want) {
-            q = i;
-            break;
-        }
-    return compile_input_add(c, dst, c->first[u] + q, k, S, err);
+    int q = compile_replica_on(c, u, c->device[dst]);
+    return compile_input_add(c, dst, c->first[u] + (q >= 0 ? q : 0), k, S, err);
 }
 
 /* ---------------------------------------------------------------- strategy analysis */

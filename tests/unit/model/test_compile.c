@@ -236,6 +236,40 @@ static void test_concat_insertion(void **state)
         assert_true(test_reads(cg, test_find(cg, PB_CNODE_OP, UPD, d, d), gw) == 262144);
 }
 
+/* x (batch) -> Shape -> y: every replica of the Shape op reads its own replica's part of x, as
+ * TensorFlow's replicas do, not x joined by a Concat on one device (which sent whole
+ * activations across the cluster for every Shape op of the zoo's graphs). */
+static void test_shape_reads_local_part(void **state)
+{
+    test_fixture *f = *state;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/topology/shape_read.json", getenv("PB_TESTDATA"));
+    pb_graph *g;
+    pb_error err;
+    if (nodelink_read(path, &g, &err) != PB_OK)
+        fail_msg("%s", err.msg);
+    int group[3] = {0, 0, 0}, repl[3] = {PB_REPL_ALLREDUCE, PB_REPL_ALLREDUCE, PB_REPL_ALLREDUCE};
+    pb_strategy s;
+    pb_strategy_placement(&s, 3, group);
+    s.kind = PB_STRATEGY_REPLICATED;
+    s.replication = repl;
+    s.n_device_groups = 3;
+    s.group_start = f->start;
+    s.group_devices = f->devices;
+    const pb_compiled *cg = NULL;
+    if (pb_compile(f->compiler, g, &f->c, &s, &cg, &err) != PB_OK)
+        fail_msg("%s", err.msg);
+    test_topological(cg);
+    assert_int_equal(test_count(cg, PB_CNODE_CONCAT), 0);
+    for (int r = 0; r < 2; r++) {
+        int shp = test_find(cg, PB_CNODE_OP, 1, r, r), x = test_find(cg, PB_CNODE_OP, 0, r, r);
+        assert_true(shp >= 0 && x >= 0);
+        assert_true(test_reads(cg, shp, x) == 32768);
+        assert_true(test_reads(cg, test_find(cg, PB_CNODE_OP, 2, r, r), shp) == 16);
+    }
+    graph_free(g);
+}
+
 /* Shares 3/4 and 1/4: parts of floor(S * share), costs cost_us * share. */
 static void test_shares(void **state)
 {
@@ -278,6 +312,7 @@ int main(void)
         cmocka_unit_test(test_ps),
         cmocka_unit_test(test_split_insertion),
         cmocka_unit_test(test_concat_insertion),
+        cmocka_unit_test(test_shape_reads_local_part),
         cmocka_unit_test(test_shares),
         cmocka_unit_test(test_split_refused),
     };
