@@ -2,8 +2,8 @@
 -- chains of datasets/heterps: the RL-LSTM scheduler (`heterps`) and its baselines on CTRDNN-16,
 -- MATCHNET, 2EMB and NCE under the heterps cost model, T = 2 resource types (CPU cores and the
 -- V100 at 2.42 USD/h), default limits (480 cores, 32 GPUs per type): Figs. 8-10 and Table 3.
--- Every run stores the plan's training time (best step time, us), and `place --json` gives its
--- monetary cost and throughput.  3 seeds per run (BO and the RL schedulers vary with the seed;
+-- Every run stores the plan's training time (best step time, us), its monetary cost (USD),
+-- throughput (examples/s) and feasibility, as `place --json` gives them.  3 seeds per run (BO and the RL schedulers vary with the seed;
 -- the others do not).
 --
 --   placebench run configs/repro/heterps.lua -j 2

@@ -113,9 +113,13 @@ static int place_numeric_arg(place_args *a, const char *arg, const char *value)
         if (place_parse_ll(value, 1, (long long)1e15, &a->sim_calls))
             return cli_error("place: --sim-calls wants a positive integer, not '%s'", value);
     } else if (strcmp(arg, "--seed") == 0) {
-        if (value[0] == '-' || place_parse_ll(value, 0, (long long)9e18, &v))
+        /* Any 64-bit run seed, so that a stored run (export's seed column) can be re-run. */
+        char *end;
+        errno = 0;
+        unsigned long long seed = strtoull(value, &end, 10);
+        if (errno || end == value || *end || value[0] == '-' || value[0] == '+')
             return cli_error("place: --seed wants a non-negative integer, not '%s'", value);
-        a->seed = (unsigned long long)v;
+        a->seed = seed;
     } else {
         char *end;
         errno = 0;

@@ -62,9 +62,9 @@ static void runner_progress_line(void *ctx, const pb_progress *p)
                 p->best_so_far_us, p->sim_calls, p->wall_s);
 }
 
-/* Sends the final result line and an error line; returns status. */
-static int runner_finish(int fd, int status, double initial, double best, long long calls,
-                         double wall, const char *error)
+/* Sends the final result line (with the simulator's verdict on the returned strategy) and an
+ * error line; returns status. */
+static int runner_finish(int fd, int status, const place_result *res, const char *error)
 {
     if (error) {
         char clean[512];
@@ -74,7 +74,9 @@ static int runner_finish(int fd, int status, double initial, double best, long l
                 *c = ' ';
         runner_send(fd, "E %s", clean);
     }
-    runner_send(fd, "R %d %.17g %.17g %lld %.17g", status, initial, best, calls, wall);
+    runner_send(fd, "R %d %.17g %.17g %lld %.17g %d %.17g %.17g", status, res->initial_us,
+                res->best_us, res->sim_calls, res->wall_s, res->feasible, res->throughput,
+                res->monetary_cost);
     return status;
 }
 
@@ -101,8 +103,7 @@ int runner_execute(const plan_run *r, int fd)
     int status = place_run(&q, &res, &err) == PB_OK ? STORE_OK : STORE_FAILED;
     if (status != STORE_OK && isolate_memory_exhausted())
         runner_send(fd, "O");
-    return runner_finish(fd, status, res.initial_us, res.best_us, res.sim_calls, res.wall_s,
-                         status == STORE_OK ? NULL : err.msg);
+    return runner_finish(fd, status, &res, status == STORE_OK ? NULL : err.msg);
 }
 
 /* ------------------------------------------------------------ parent side */
@@ -122,6 +123,8 @@ typedef struct runner_worker {
     int out_of_memory; /* the worker failed close to its memory limit */
     double initial, best, wall;
     long long calls;
+    int feasible;
+    double throughput, monetary_cost;
     char error[520];
     char *log; /* RUNNER_LOG_LIMIT + room for the truncation note, or NULL */
     size_t log_len;
@@ -149,8 +152,8 @@ static void runner_worker_line(runner_worker *w, char *line)
     } else if (line[0] == 'O' && line[1] == '\0') {
         w->out_of_memory = 1;
     } else if (line[0] == 'R') {
-        if (sscanf(line, "R %d %lf %lf %lld %lf", &w->status, &w->initial, &w->best, &w->calls,
-                   &w->wall) == 5)
+        if (sscanf(line, "R %d %lf %lf %lld %lf %d %lf %lf", &w->status, &w->initial, &w->best,
+                   &w->calls, &w->wall, &w->feasible, &w->throughput, &w->monetary_cost) == 8)
             w->have_result = 1;
     }
 }
@@ -290,6 +293,9 @@ static int runner_store(store *st, const plan *p, runner_worker *w, pb_error *er
         .started_at = w->started_wall,
         .finished_at = pb_clock_seconds(CLOCK_REALTIME),
         .log = runner_log_text(w),
+        .feasible = w->feasible,
+        .throughput = w->throughput,
+        .monetary_cost = w->monetary_cost,
     };
     return store_put_run(st, &rec, w->curve, w->n_curve, err);
 }

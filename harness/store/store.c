@@ -45,8 +45,16 @@ const store_column store_run_columns[] = {
     {"sim_calls", STORE_COL_INT},
     {"started_at", STORE_COL_REAL},
     {"finished_at", STORE_COL_REAL},
+    /* Schema 2: the simulator's verdict; files of schema 1 get these columns when opened for
+     * writing (ALTER TABLE appends, so they stay last). */
+    {"feasible", STORE_COL_INT},
+    {"throughput", STORE_COL_REAL},
+    {"monetary_cost", STORE_COL_REAL},
 };
 const int store_n_run_columns = (int)(sizeof store_run_columns / sizeof store_run_columns[0]);
+
+/* SQL type of each store_col_kind, in enum order. */
+static const char *const store_col_sql_type[] = {"TEXT", "INTEGER", "REAL", "TEXT"};
 
 const store_column store_curve_columns[] = {
     {"run_id", STORE_COL_TEXT},          {"episode", STORE_COL_INT},
@@ -127,7 +135,6 @@ char *store_column_list(const store_column *cols, int n, const char *prefix)
 /* "CREATE TABLE runs(...)" from store_run_columns; caller frees. */
 static char *store_runs_table_sql(void)
 {
-    static const char *const types[] = {"TEXT", "INTEGER", "REAL", "TEXT"};
     size_t len = 64;
     for (int i = 0; i < store_n_run_columns; i++)
         len += strlen(store_run_columns[i].name) + 32;
@@ -138,8 +145,8 @@ static char *store_runs_table_sql(void)
     for (int i = 0; i < store_n_run_columns; i++) {
         const store_column *c = &store_run_columns[i];
         size_t at = strlen(sql);
-        snprintf(sql + at, len - at, "%s%s %s%s", i ? ", " : "", c->name, types[c->kind],
-                 i == 0 ? " PRIMARY KEY NOT NULL" : "");
+        snprintf(sql + at, len - at, "%s%s %s%s", i ? ", " : "", c->name,
+                 store_col_sql_type[c->kind], i == 0 ? " PRIMARY KEY NOT NULL" : "");
     }
     strcat(sql, ")");
     return sql;
@@ -201,8 +208,9 @@ static int store_create_schema(store *s, pb_error *err)
     return rc ? store_rollback(s) : PB_OK;
 }
 
-/* Refuses files that are not placebench results or were written by a newer schema. */
-static int store_check_schema(store *s, pb_error *err)
+/* Refuses files that are not placebench results or were written by a newer schema; *version
+ * receives the file's. */
+static int store_check_schema(store *s, int *version_out, pb_error *err)
 {
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(s->db, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &st,
@@ -223,7 +231,65 @@ static int store_check_schema(store *s, pb_error *err)
     if (version < 1)
         return pb_errorf(err, "%s: not a placebench results file (no valid schema_version)",
                          s->path);
+    *version_out = version;
     return PB_OK;
+}
+
+int store_has_column(store *s, const char *schema, const char *table, const char *column)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(s->db, "SELECT 1 FROM pragma_table_info(?, ?) WHERE name = ?", -1, &st,
+                           NULL) != SQLITE_OK)
+        return 0;
+    sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, schema, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, column, -1, SQLITE_STATIC);
+    int found = sqlite3_step(st) == SQLITE_ROW;
+    sqlite3_finalize(st);
+    return found;
+}
+
+char *store_run_select_list(store *s, const char *schema, const char *prefix)
+{
+    size_t len = 1;
+    for (int i = 0; i < store_n_run_columns; i++)
+        len += strlen(prefix) + 2 * strlen(store_run_columns[i].name) + 16;
+    char *out = malloc(len);
+    if (!out)
+        return NULL;
+    size_t at = 0;
+    for (int i = 0; i < store_n_run_columns; i++) {
+        const char *name = store_run_columns[i].name;
+        if (store_has_column(s, schema, "runs", name))
+            at += (size_t)snprintf(out + at, len - at, "%s%s%s", i ? ", " : "", prefix, name);
+        else
+            at += (size_t)snprintf(out + at, len - at, "%sNULL AS %s", i ? ", " : "", name);
+    }
+    return out;
+}
+
+/* Brings a file of an older schema up to this one: adds the runs columns it lacks (they read as
+ * NULL in its rows) and records the new version.  One transaction, and idempotent, since another
+ * process may be doing the same to the same file. */
+static int store_migrate(store *s, pb_error *err)
+{
+    if (store_exec(s, "BEGIN IMMEDIATE", err))
+        return PB_ERR;
+    for (int i = 0; i < store_n_run_columns; i++) {
+        const store_column *c = &store_run_columns[i];
+        if (store_has_column(s, "main", "runs", c->name))
+            continue;
+        char sql[160];
+        snprintf(sql, sizeof sql, "ALTER TABLE runs ADD COLUMN %s %s", c->name,
+                 store_col_sql_type[c->kind]);
+        if (store_exec(s, sql, err))
+            return store_rollback(s);
+    }
+    char version[16];
+    snprintf(version, sizeof version, "%d", STORE_SCHEMA_VERSION);
+    if (store_write_meta(s, "schema_version", version, err))
+        return store_rollback(s);
+    return store_exec(s, "COMMIT", err) ? store_rollback(s) : PB_OK;
 }
 
 /* SQLITE_OK once the file is in WAL mode (or cannot be, as in memory); SQLITE_BUSY while
@@ -311,13 +377,16 @@ static int store_open_mode(const char *path, int create, int readonly, store **o
         rc = pb_errorf(err, "%s: not a placebench results file (an empty database)", path);
     if (rc == PB_OK && n == 0)
         rc = store_set_pragmas(s, err) || store_create_schema(s, err) ? PB_ERR : PB_OK;
+    int version = 0;
     if (rc == PB_OK)
-        rc = store_check_schema(s, err);
+        rc = store_check_schema(s, &version, err);
     if (rc == PB_OK && n > 0 && !readonly)
         rc = store_set_pragmas(s, err) ||
                      store_exec(s, STORE_LOG_TABLE_SQL STORE_CLAIM_TABLE_SQL, err)
                  ? PB_ERR
                  : PB_OK;
+    if (rc == PB_OK && !readonly && version < STORE_SCHEMA_VERSION)
+        rc = store_migrate(s, err);
     if (rc != PB_OK) {
         store_close(s);
         return PB_ERR;
@@ -512,6 +581,12 @@ static int store_bind_run(sqlite3_stmt *st, const store_run *r, char *seed, size
     rc |= store_bind_real(st, "search_wall_s", r->search_wall_s);
     rc |= store_bind_real(st, "started_at", r->started_at);
     rc |= store_bind_real(st, "finished_at", r->finished_at);
+    /* A failed run has no verdict: its placer returned no strategy to judge. */
+    int ok = r->status == STORE_OK;
+    rc |= ok ? store_bind_int(st, "feasible", r->feasible != 0)
+             : sqlite3_bind_null(st, store_param(st, "feasible"));
+    rc |= store_bind_real(st, "throughput", ok ? r->throughput : NAN);
+    rc |= store_bind_real(st, "monetary_cost", ok ? r->monetary_cost : NAN);
     return rc;
 }
 

@@ -42,6 +42,11 @@ typedef struct store_run {
     long long sim_calls;
     double started_at, finished_at; /* Unix seconds */
     const char *log;                /* what the run's plugins wrote (stdout, stderr); NULL: none */
+    /* The simulator's verdict on the returned strategy (pb_eval): feasibility, throughput
+     * (samples/s) and monetary cost (USD), 0 when the simulator does not model them.  Stored as
+     * NULL unless the run finished ok, and NULL in rows of files written before schema 2. */
+    int feasible;
+    double throughput, monetary_cost;
 } store_run;
 
 /* One learning-curve point of a run. */
@@ -54,7 +59,8 @@ typedef struct store_curve_point {
 } store_curve_point;
 
 /* Opens (create != 0: creating if missing) a results file; caller frees with store_close.
- * Opening a file of a newer schema is an error. */
+ * Opening a file of a newer schema is an error; a file of an older schema is brought up to date
+ * (columns added, nothing removed). */
 int store_open(const char *path, int create, store **out, pb_error *err);
 void store_close(store *s);
 
@@ -114,7 +120,8 @@ int store_export_logs(store *s, FILE *f, int jsonl, pb_error *err);
 long long store_count_runs(store *s);
 
 /* Opens an existing results file for reading only (report, export, plot); caller frees with
- * store_close.  Same refusals as store_open. */
+ * store_close.  Same refusals as store_open.  A file of an older schema is read as it is: the
+ * columns it lacks read as NULL. */
 int store_open_readonly(const char *path, store **out, pb_error *err);
 /* The path the store was opened with; borrowed, valid until store_close. */
 const char *store_path(const store *s);

@@ -111,11 +111,11 @@ static void store_export_row(FILE *f, sqlite3_stmt *st, const store_column *cols
     fputs(jsonl ? "}\n" : "\n", f);
 }
 
-/* Writes every row of "SELECT <cols> FROM <from_order>" (a header line first in CSV). */
-static int store_export_table(store *s, FILE *f, const store_column *cols, int n,
+/* Writes every row of "SELECT <list> FROM <from_order>" (a header line first in CSV); list (NULL
+ * when out of memory) names cols in order and is freed here. */
+static int store_export_table(store *s, FILE *f, const store_column *cols, int n, char *list,
                               const char *from_order, int jsonl, pb_error *err)
 {
-    char *list = store_column_list(cols, n, "");
     if (!list)
         return pb_errorf(err, "%s: out of memory", s->path);
     size_t len = strlen(list) + strlen(from_order) + 32;
@@ -146,13 +146,16 @@ static int store_export_table(store *s, FILE *f, const store_column *cols, int n
 
 int store_export_runs(store *s, FILE *f, int jsonl, pb_error *err)
 {
-    return store_export_table(s, f, store_run_columns, store_n_run_columns, "runs ORDER BY run_id",
-                              jsonl, err);
+    /* A file of an older schema exports the columns it lacks as empty (null). */
+    return store_export_table(s, f, store_run_columns, store_n_run_columns,
+                              store_run_select_list(s, "main", ""), "runs ORDER BY run_id", jsonl,
+                              err);
 }
 
 int store_export_curves(store *s, FILE *f, int jsonl, pb_error *err)
 {
     return store_export_table(s, f, store_curve_columns, store_n_curve_columns,
+                              store_column_list(store_curve_columns, store_n_curve_columns, ""),
                               "curve ORDER BY run_id, episode, rowid", jsonl, err);
 }
 
@@ -165,5 +168,6 @@ int store_export_logs(store *s, FILE *f, int jsonl, pb_error *err)
     const char *from = store_has_table(s, "main", "log")
                            ? "log ORDER BY run_id"
                            : "(SELECT NULL AS run_id, NULL AS text) WHERE 0";
-    return store_export_table(s, f, store_log_columns, 2, from, jsonl, err);
+    return store_export_table(s, f, store_log_columns, 2,
+                              store_column_list(store_log_columns, 2, ""), from, jsonl, err);
 }

@@ -7,8 +7,10 @@
 
 #include <sqlite3.h>
 
-/* Version of the file layout written in meta.schema_version; files of a newer one are refused. */
-#define STORE_SCHEMA_VERSION 1
+/* Version of the file layout written in meta.schema_version; files of a newer one are refused,
+ * files of an older one are migrated when opened for writing.
+ * 1: the first layout.  2: runs.feasible, runs.throughput, runs.monetary_cost. */
+#define STORE_SCHEMA_VERSION 2
 
 /* Plugins' output of each run that wrote any; files written before it existed get it when opened
  * for writing. */
@@ -27,6 +29,12 @@ int store_unclaim(store *s, const char *run_id, pb_error *err);
 
 /* Non-zero when the file (schema "main", or an attached one) has the named table. */
 int store_has_table(store *s, const char *schema, const char *table);
+/* Non-zero when the named table of the file (schema "main", or an attached one) has the column. */
+int store_has_column(store *s, const char *schema, const char *table, const char *column);
+/* The runs columns in store_run_columns order for a SELECT from schema's runs table, each prefixed
+ * by `prefix` (may be ""), "NULL AS name" for those the file lacks (an older schema read as it
+ * is); caller frees.  NULL when out of memory. */
+char *store_run_select_list(store *s, const char *schema, const char *prefix);
 
 struct store {
     sqlite3 *db;

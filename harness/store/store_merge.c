@@ -9,11 +9,39 @@
 #include <sys/stat.h>
 
 /* Two rows of one run id conflict when their results or settings differ; the wall time and the
- * start and finish times are expected to differ between two executions of one run. */
+ * start and finish times are expected to differ between two executions of one run.  The
+ * simulator's verdict is compared only when both rows have one (rows of schema 1 files do not). */
 #define STORE_MERGE_DIFFERS                                                                        \
     "(a.status IS NOT b.status OR a.initial_us IS NOT b.initial_us OR a.best_us IS NOT "           \
     "b.best_us OR a.sim_calls IS NOT b.sim_calls OR a.settings_json IS NOT b.settings_json OR "    \
-    "a.graph_checksum IS NOT b.graph_checksum)"
+    "a.graph_checksum IS NOT b.graph_checksum OR (a.feasible IS NOT NULL AND b.feasible IS NOT "   \
+    "NULL AND (a.feasible IS NOT b.feasible OR a.throughput IS NOT b.throughput OR "               \
+    "a.monetary_cost IS NOT b.monetary_cost)))"
+
+/* The columns of seen (store_merge_find_conflicts): those STORE_MERGE_DIFFERS compares. */
+#define STORE_MERGE_SEEN_COLUMNS                                                                   \
+    "status, initial_us, best_us, sim_calls, settings_json, graph_checksum, feasible, "            \
+    "throughput, monetary_cost"
+
+/* Copies the runs of the attached file `schema` into the temporary table `table`, with every
+ * column of this schema (NULL where an older file lacks one). */
+static int store_merge_runs_copy(store *s, const char *schema, const char *table, pb_error *err)
+{
+    char *list = store_run_select_list(s, schema, "");
+    if (!list)
+        return pb_errorf(err, "%s: out of memory", s->path);
+    size_t len = strlen(list) + 128;
+    char *sql = malloc(len);
+    if (sql)
+        snprintf(sql, len, "CREATE TEMP TABLE %s AS SELECT %s FROM \"%s\".runs", table, list,
+                 schema);
+    free(list);
+    if (!sql)
+        return pb_errorf(err, "%s: out of memory", s->path);
+    int rc = store_exec(s, sql, err);
+    free(sql);
+    return rc;
+}
 
 /* The conflicting run ids found between one pair of files, as text for a message. */
 typedef struct store_merge_pair {
@@ -121,16 +149,16 @@ static int store_merge_shard(store *s, const char *shard, int prefer, pb_error *
 {
     if (store_exec(s, "BEGIN", err))
         return PB_ERR;
+    int rc = store_merge_runs_copy(s, "shard", "shard_runs", err);
     /* The shard's version of a conflicting run replaces the output's, curve and all. */
-    int rc = prefer != STORE_PREFER_LAST
-                 ? PB_OK
-                 : store_exec(s,
-                              "CREATE TEMP TABLE replaced AS SELECT b.run_id FROM shard.runs b "
-                              "JOIN main.runs a ON a.run_id = b.run_id WHERE " STORE_MERGE_DIFFERS
-                              "; DELETE FROM main.curve WHERE run_id IN replaced; "
-                              "DELETE FROM main.log WHERE run_id IN replaced; "
-                              "DELETE FROM main.runs WHERE run_id IN replaced; DROP TABLE replaced",
-                              err);
+    if (rc == PB_OK && prefer == STORE_PREFER_LAST)
+        rc = store_exec(s,
+                        "CREATE TEMP TABLE replaced AS SELECT b.run_id FROM temp.shard_runs b "
+                        "JOIN main.runs a ON a.run_id = b.run_id WHERE " STORE_MERGE_DIFFERS
+                        "; DELETE FROM main.curve WHERE run_id IN replaced; "
+                        "DELETE FROM main.log WHERE run_id IN replaced; "
+                        "DELETE FROM main.runs WHERE run_id IN replaced; DROP TABLE replaced",
+                        err);
     if (rc == PB_OK)
         rc = store_exec(s,
                         "INSERT INTO main.experiment SELECT * FROM shard.experiment "
@@ -149,11 +177,11 @@ static int store_merge_shard(store *s, const char *shard, int prefer, pb_error *
                         err);
     if (rc == PB_OK)
         rc = store_merge_copy(s, store_run_columns, store_n_run_columns,
-                              "INSERT OR IGNORE INTO main.runs(%s) SELECT %s FROM shard.runs "
+                              "INSERT OR IGNORE INTO main.runs(%s) SELECT %s FROM temp.shard_runs "
                               "ORDER BY run_id",
                               shard, err);
     if (rc == PB_OK)
-        rc = store_exec(s, "COMMIT", err);
+        rc = store_exec(s, "DROP TABLE temp.shard_runs; COMMIT", err);
     return rc == PB_OK ? PB_OK : store_rollback(s);
 }
 
@@ -196,10 +224,12 @@ static void store_merge_note(store_merge_conflicts *c, int first, int second, co
 static int store_merge_scan(store *scratch, int k, int prefer, store_merge_conflicts *c,
                             pb_error *err)
 {
+    if (store_merge_runs_copy(scratch, "src", "src_runs", err))
+        return PB_ERR;
     sqlite3_stmt *st;
     if (store_prepare(scratch,
-                      "SELECT b.run_id, a.file FROM src.runs b JOIN seen a ON a.run_id = b.run_id "
-                      "WHERE " STORE_MERGE_DIFFERS " ORDER BY b.run_id",
+                      "SELECT b.run_id, a.file FROM temp.src_runs b JOIN seen a ON a.run_id = "
+                      "b.run_id WHERE " STORE_MERGE_DIFFERS " ORDER BY b.run_id",
                       &st, err))
         return PB_ERR;
     int rc;
@@ -210,8 +240,8 @@ static int store_merge_scan(store *scratch, int k, int prefer, store_merge_confl
         return store_sql_error(scratch, "comparing runs", err);
     char sql[512];
     snprintf(sql, sizeof sql,
-             "INSERT OR %s INTO seen SELECT run_id, %d, status, initial_us, best_us, sim_calls, "
-             "settings_json, graph_checksum FROM src.runs",
+             "INSERT OR %s INTO seen SELECT run_id, %d, " STORE_MERGE_SEEN_COLUMNS
+             " FROM temp.src_runs; DROP TABLE temp.src_runs",
              prefer == STORE_PREFER_LAST ? "REPLACE" : "IGNORE", k);
     return store_exec(scratch, sql, err);
 }
@@ -243,10 +273,10 @@ static int store_merge_find_conflicts(const char *const *files, int n, int prefe
         sqlite3_close(scratch.db);
         return pb_errorf(err, "merge: out of memory");
     }
-    int rc = store_exec(&scratch,
-                        "CREATE TABLE seen(run_id TEXT PRIMARY KEY, file INTEGER, status, "
-                        "initial_us, best_us, sim_calls, settings_json, graph_checksum)",
-                        err);
+    int rc = store_exec(
+        &scratch,
+        "CREATE TABLE seen(run_id TEXT PRIMARY KEY, file INTEGER, " STORE_MERGE_SEEN_COLUMNS ")",
+        err);
     for (int k = 0; k < n && rc == PB_OK; k++)
         rc = store_merge_scan_file(&scratch, files[k], k, prefer, c, err);
     sqlite3_close(scratch.db);

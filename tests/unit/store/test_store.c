@@ -414,14 +414,14 @@ static void test_newer_schema_refused(void **state)
     char db[128];
     test_path(db, sizeof db, &d, "r.db");
     store_close(test_open_new(db));
-    test_sqlite3(db, "UPDATE meta SET value = '2' WHERE key = 'schema_version'");
+    test_sqlite3(db, "UPDATE meta SET value = '3' WHERE key = 'schema_version'");
     store *s;
     pb_error err = {{0}};
     assert_int_equal(store_open(db, 1, &s, &err), PB_ERR);
     assert_non_null(strstr(err.msg, db));
     assert_non_null(strstr(err.msg, "newer"));
     assert_int_equal(store_open_readonly(db, &s, &err), PB_ERR);
-    assert_non_null(strstr(err.msg, "version 2"));
+    assert_non_null(strstr(err.msg, "version 3"));
     test_dir_remove(&d);
 }
 
@@ -508,6 +508,224 @@ static void test_nan_becomes_null(void **state)
     test_dir_remove(&d);
 }
 
+/* ---------------------------------------------------------------- the simulator's verdict (schema
+ * 2) */
+
+/* The one exported JSON object of run `id` (caller decrefs); fails the test when absent. */
+static json_t *test_export_object(store *s, const char *id)
+{
+    char *jl = test_capture_export(s, 0, 1);
+    json_t *found = NULL;
+    for (char *line = strtok(jl, "\n"); line && !found; line = strtok(NULL, "\n")) {
+        json_error_t je;
+        json_t *o = json_loads(line, 0, &je);
+        if (!o)
+            fail_msg("jsonl: %s", je.text);
+        if (strcmp(json_string_value(json_object_get(o, "run_id")), id) == 0)
+            found = o;
+        else
+            json_decref(o);
+    }
+    free(jl);
+    if (!found)
+        fail_msg("run %s not exported", id);
+    return found;
+}
+
+static store_run test_verdict_run(const char *id, double throughput, double cost)
+{
+    store_run r = test_run(id, "ctrdnn-16", 0, NAN, 3605595973.6297898);
+    r.simulator = "heterps";
+    r.feasible = 1;
+    r.throughput = throughput;
+    r.monetary_cost = cost;
+    return r;
+}
+
+static void test_verdict_stored(void **state)
+{
+    (void)state;
+    test_dir d;
+    test_dir_make(&d);
+    char db[128];
+    test_path(db, sizeof db, &d, "r.db");
+    store *s = test_open_new(db);
+    store_run ok = test_verdict_run("ok", 1212967.9423280421, 9.4346427976646154);
+    store_run bad = test_verdict_run("bad", 5.0, 6.0);
+    bad.status = STORE_FAILED;
+    bad.error = "no plan meets the throughput limit";
+    store_run infeasible = test_verdict_run("infeasible", 0.1 + 0.2, 1.0 / 3.0);
+    infeasible.feasible = 0;
+    test_put(s, &ok, NULL, 0);
+    test_put(s, &bad, NULL, 0);
+    test_put(s, &infeasible, NULL, 0);
+    store_close(s);
+    pb_error err = {{0}};
+    assert_int_equal(store_open_readonly(db, &s, &err), PB_OK);
+    json_t *o = test_export_object(s, "ok");
+    assert_int_equal(json_integer_value(json_object_get(o, "feasible")), 1);
+    assert_true(json_real_value(json_object_get(o, "throughput")) == 1212967.9423280421);
+    assert_true(json_real_value(json_object_get(o, "monetary_cost")) == 9.4346427976646154);
+    json_decref(o);
+    /* A failed run has no verdict, whatever the struct held. */
+    o = test_export_object(s, "bad");
+    assert_true(json_is_null(json_object_get(o, "feasible")));
+    assert_true(json_is_null(json_object_get(o, "throughput")));
+    assert_true(json_is_null(json_object_get(o, "monetary_cost")));
+    json_decref(o);
+    o = test_export_object(s, "infeasible");
+    assert_int_equal(json_integer_value(json_object_get(o, "feasible")), 0);
+    assert_true(json_real_value(json_object_get(o, "throughput")) == 0.1 + 0.2);
+    assert_true(json_real_value(json_object_get(o, "monetary_cost")) == 1.0 / 3.0);
+    json_decref(o);
+    char *csv = test_capture_export(s, 0, 0);
+    test_csv t = test_csv_parse(csv);
+    int row_ok = strcmp(t.rows[1][0], "ok") == 0 ? 1 : strcmp(t.rows[2][0], "ok") == 0 ? 2 : 3;
+    assert_string_equal(t.rows[row_ok][test_csv_col(&t, "monetary_cost")], "9.434642797664615");
+    assert_string_equal(t.rows[row_ok][test_csv_col(&t, "feasible")], "1");
+    test_csv_free(&t);
+    free(csv);
+    store_close(s);
+    test_dir_remove(&d);
+}
+
+/* Turns a fresh file into one of schema 1: the runs table without the verdict columns. */
+static void test_make_schema_1(const char *db)
+{
+    test_sqlite3(db, "ALTER TABLE runs DROP COLUMN monetary_cost; ALTER TABLE runs DROP COLUMN "
+                     "throughput; ALTER TABLE runs DROP COLUMN feasible; UPDATE meta SET value = "
+                     "'1' WHERE key = 'schema_version'");
+}
+
+/* Non-zero when the runs table of db has the named column (read with the sqlite3 shell). */
+static int test_file_has_column(const char *db, const char *column)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd,
+             "test \"$(sqlite3 '%s' \"SELECT count(*) FROM pragma_table_info('runs') WHERE name = "
+             "'%s'\")\" = 1",
+             db, column);
+    return system(cmd) == 0;
+}
+
+static void test_schema_1_read_migrated_merged(void **state)
+{
+    (void)state;
+    if (!test_have_sqlite3_cli())
+        skip();
+    test_dir d;
+    test_dir_make(&d);
+    char old[128], fresh[128], out[128];
+    test_path(old, sizeof old, &d, "old.db");
+    test_path(fresh, sizeof fresh, &d, "new.db");
+    test_path(out, sizeof out, &d, "out.db");
+    store_curve_point *c3 = test_curve(3, 10);
+    store *s = test_open_new(old);
+    store_run r1 = test_run("r1", "g1", 0, 12, 8);
+    test_put(s, &r1, c3, 3);
+    store_close(s);
+    test_make_schema_1(old);
+    assert_false(test_file_has_column(old, "monetary_cost"));
+
+    /* Read as it is: the missing columns export as null, nothing is written to the file. */
+    pb_error err = {{0}};
+    assert_int_equal(store_open_readonly(old, &s, &err), PB_OK);
+    json_t *o = test_export_object(s, "r1");
+    assert_true(json_number_value(json_object_get(o, "best_us")) == 8);
+    assert_true(json_is_null(json_object_get(o, "monetary_cost")));
+    assert_true(json_is_null(json_object_get(o, "feasible")));
+    json_decref(o);
+    store_close(s);
+    assert_false(test_file_has_column(old, "monetary_cost"));
+
+    /* Merged with a schema 2 file holding the same run (with a verdict) and another: no conflict,
+     * the old row and its curve kept, the new run's verdict carried. */
+    s = test_open_new(fresh);
+    store_run r1v = test_verdict_run("r1", 2.5, 4.25);
+    r1v.graph = "g1";
+    r1v.initial_us = 12;
+    r1v.best_us = 8;
+    store_run r2 = test_verdict_run("r2", 1e6, 7.5);
+    test_put(s, &r1v, NULL, 0);
+    test_put(s, &r2, NULL, 0);
+    store_close(s);
+    const char *inputs[] = {old, fresh};
+    char *resolved = NULL;
+    if (store_merge(out, inputs, 2, STORE_PREFER_NONE, &resolved, &err))
+        fail_msg("merge: %s", err.msg);
+    assert_null(resolved);
+    assert_int_equal(store_open_readonly(out, &s, &err), PB_OK);
+    assert_int_equal(store_count_runs(s), 2);
+    o = test_export_object(s, "r1");
+    assert_true(json_is_null(json_object_get(o, "monetary_cost")));
+    json_decref(o);
+    o = test_export_object(s, "r2");
+    assert_true(json_number_value(json_object_get(o, "monetary_cost")) == 7.5);
+    assert_true(json_number_value(json_object_get(o, "throughput")) == 1e6);
+    json_decref(o);
+    char *curves = test_capture_export(s, 1, 0);
+    test_csv tc = test_csv_parse(curves);
+    assert_int_equal(tc.n_rows, 1 + 3);
+    test_csv_free(&tc);
+    free(curves);
+    store_close(s);
+
+    /* Opened for writing: migrated in place, the old row kept, new runs carry their verdict. */
+    assert_int_equal(store_open(old, 0, &s, &err), PB_OK);
+    assert_true(test_file_has_column(old, "monetary_cost"));
+    store_run r3 = test_verdict_run("r3", 3.0, 2.0);
+    test_put(s, &r3, NULL, 0);
+    o = test_export_object(s, "r1");
+    assert_true(json_number_value(json_object_get(o, "initial_us")) == 12);
+    assert_true(json_is_null(json_object_get(o, "throughput")));
+    json_decref(o);
+    o = test_export_object(s, "r3");
+    assert_true(json_number_value(json_object_get(o, "monetary_cost")) == 2.0);
+    json_decref(o);
+    store_close(s);
+    /* Opening it again finds nothing to migrate. */
+    assert_int_equal(store_open(old, 0, &s, &err), PB_OK);
+    assert_int_equal(store_count_runs(s), 2);
+    store_close(s);
+    test_sqlite3(old, "SELECT 1 FROM meta WHERE key = 'schema_version' AND value = '2'");
+    free(c3);
+    test_dir_remove(&d);
+}
+
+/* Two rows of one run whose verdicts differ conflict like rows whose step times differ. */
+static void test_merge_verdict_conflict(void **state)
+{
+    (void)state;
+    test_dir d;
+    test_dir_make(&d);
+    char a[128], b[128], out[128];
+    test_path(a, sizeof a, &d, "a.db");
+    test_path(b, sizeof b, &d, "b.db");
+    test_path(out, sizeof out, &d, "out.db");
+    store *s = test_open_new(a);
+    store_run ra = test_verdict_run("r", 1e6, 9.5);
+    test_put(s, &ra, NULL, 0);
+    store_close(s);
+    s = test_open_new(b);
+    store_run rb = test_verdict_run("r", 1e6, 9.75);
+    test_put(s, &rb, NULL, 0);
+    store_close(s);
+    const char *inputs[] = {a, b};
+    char *resolved = NULL;
+    pb_error err = {{0}};
+    assert_int_equal(store_merge(out, inputs, 2, STORE_PREFER_NONE, &resolved, &err), PB_ERR);
+    assert_non_null(strstr(err.msg, "1 run differs between"));
+    if (store_merge(out, inputs, 2, STORE_PREFER_LAST, &resolved, &err))
+        fail_msg("merge --prefer last: %s", err.msg);
+    free(resolved);
+    assert_int_equal(store_open_readonly(out, &s, &err), PB_OK);
+    json_t *o = test_export_object(s, "r");
+    assert_true(json_number_value(json_object_get(o, "monetary_cost")) == 9.75);
+    json_decref(o);
+    store_close(s);
+    test_dir_remove(&d);
+}
+
 /* Two runs with awkward strings and numbers; CSV and JSONL read back to the same values. */
 static void test_put_awkward_runs(store *s)
 {
@@ -536,9 +754,9 @@ static void test_export_csv(void **state)
     char *csv = test_capture_export(s, 0, 0);
     test_csv t = test_csv_parse(csv);
     assert_int_equal(t.n_rows, 3);
-    assert_int_equal(t.n_fields[0], 28); /* every field of store_run */
-    assert_int_equal(t.n_fields[1], 28);
-    assert_int_equal(t.n_fields[2], 28);
+    assert_int_equal(t.n_fields[0], 31); /* every field of store_run */
+    assert_int_equal(t.n_fields[1], 31);
+    assert_int_equal(t.n_fields[2], 31);
     assert_string_equal(t.rows[0][0], "run_id");
     assert_string_equal(t.rows[1][0], "a"); /* sorted by run_id */
     assert_string_equal(t.rows[1][test_csv_col(&t, "graph")], "g,1");
@@ -587,7 +805,7 @@ static void test_export_jsonl(void **state)
         json_t *o = json_loads(line, JSON_DECODE_INT_AS_REAL, &je);
         if (!o)
             fail_msg("line %d: %s", n + 1, je.text);
-        assert_int_equal(json_object_size(o), 28);
+        assert_int_equal(json_object_size(o), 31);
         assert_string_equal(json_string_value(json_object_get(o, "run_id")), ids[n]);
         if (n == 0) {
             assert_true(json_real_value(json_object_get(o, "initial_us")) == 0.1 + 0.2);
@@ -995,6 +1213,9 @@ int main(void)
         cmocka_unit_test(test_foreign_database_refused),
         cmocka_unit_test(test_unreadable_refused),
         cmocka_unit_test(test_nan_becomes_null),
+        cmocka_unit_test(test_verdict_stored),
+        cmocka_unit_test(test_schema_1_read_migrated_merged),
+        cmocka_unit_test(test_merge_verdict_conflict),
         cmocka_unit_test(test_export_csv),
         cmocka_unit_test(test_export_jsonl),
         cmocka_unit_test(test_merge_overlap),
