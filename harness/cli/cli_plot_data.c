@@ -4,6 +4,7 @@
 #include "report/papers.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---------------------------------------------------------------- shared */
@@ -345,5 +346,166 @@ void cli_plot_data_bar_series(FILE *f, const store_embedding_table *t,
         fprintf(f, "%d\t", place);
         cli_plot_data_label(f, t->embeddings[e]);
         fprintf(f, "\t%d\n", e);
+    }
+}
+
+/* ---------------------------------------------------------------- HeterPS */
+
+/* The placer shown q-th: the paper's methods first, in its order. */
+static int cli_plot_data_heterps_at(const store_heterps_table *t, const papers_heterps_tables *pt,
+                                    int q)
+{
+    return papers_heterps_display_at(pt, (const char *const *)t->placers, t->n_placers, q);
+}
+
+static const store_heterps_cell *cli_plot_data_hcell(const store_heterps_table *t, int m, int j,
+                                                     int p)
+{
+    return &t->cells[(m * t->n_devices + j) * t->n_placers + p];
+}
+
+/* Bars of the (model m, T j) group: methods with a stored cost. */
+static int cli_plot_data_heterps_slots(const store_heterps_table *t, int m, int j)
+{
+    int n = 0;
+    for (int p = 0; p < t->n_placers; p++)
+        n += cli_plot_data_hcell(t, m, j, p)->n_verdict > 0;
+    return n;
+}
+
+int cli_plot_data_heterps_bars(FILE *f, const store_heterps_table *t,
+                               const papers_heterps_tables *pt, const char *db)
+{
+    fprintf(f,
+            "# placebench HeterPS data from %s: over the runs of the heterps simulator that\n"
+            "# finished ok with a stored verdict, the mean monetary cost (USD) and throughput\n"
+            "# (examples/s) per (model, resource types T, method); slot: the bar's place among\n"
+            "# its group's n_slots methods; colour: the method's place in the paper's order.\n"
+            "# group\tx\tmethod\tslot\tn_slots\tcost_usd\tthroughput\tcolour\n",
+            db);
+    int group = 0, lines = 0;
+    for (int j = 0; j < t->n_devices; j++)
+        for (int m = 0; m < t->n_models; m++) {
+            int n_slots = cli_plot_data_heterps_slots(t, m, j), slot = 0;
+            if (!n_slots)
+                continue;
+            for (int q = 0; q < t->n_placers; q++) {
+                int p = cli_plot_data_heterps_at(t, pt, q);
+                const store_heterps_cell *c = cli_plot_data_hcell(t, m, j, p);
+                if (c->n_verdict == 0)
+                    continue;
+                fprintf(f, "%d\t%d\t", group, group);
+                cli_plot_data_label(f, t->placers[p]);
+                fprintf(f, "\t%d\t%d", slot++, n_slots);
+                cli_plot_data_number(f, c->cost);
+                cli_plot_data_number(f, c->throughput);
+                fprintf(f, "\t%d\n", q);
+                lines++;
+            }
+            group++;
+        }
+    return lines;
+}
+
+void cli_plot_data_heterps_groups(FILE *f, const store_heterps_table *t)
+{
+    fputs("# group\tx\tlabel\n", f);
+    int group = 0;
+    for (int j = 0; j < t->n_devices; j++)
+        for (int m = 0; m < t->n_models; m++) {
+            if (!cli_plot_data_heterps_slots(t, m, j))
+                continue;
+            fprintf(f, "%d\t%d\t", group, group);
+            cli_plot_data_label(f, t->models[m]);
+            fprintf(f, ", T = %d\n", t->devices[j]);
+            group++;
+        }
+}
+
+void cli_plot_data_heterps_bar_series(FILE *f, const store_heterps_table *t,
+                                      const papers_heterps_tables *pt)
+{
+    fputs("# index\tmethod\tcolour\n", f);
+    for (int q = 0; q < t->n_placers; q++) {
+        fprintf(f, "%d\t", q);
+        cli_plot_data_label(f, t->placers[cli_plot_data_heterps_at(t, pt, q)]);
+        fprintf(f, "\t%d\n", q);
+    }
+}
+
+/* Models in order of their layers (then name), for the time-vs-layers lines. */
+static void cli_plot_data_heterps_by_layers(const store_heterps_table *t, int *order)
+{
+    for (int m = 0; m < t->n_models; m++)
+        order[m] = m;
+    for (int a = 1; a < t->n_models; a++)
+        for (int b = a; b > 0 && t->layers[order[b]] < t->layers[order[b - 1]]; b--) {
+            int x = order[b];
+            order[b] = order[b - 1];
+            order[b - 1] = x;
+        }
+}
+
+/* Non-zero when (placer p, T j) has ok runs on some model. */
+static int cli_plot_data_heterps_has_time(const store_heterps_table *t, int j, int p)
+{
+    for (int m = 0; m < t->n_models; m++)
+        if (cli_plot_data_hcell(t, m, j, p)->n_ok > 0)
+            return 1;
+    return 0;
+}
+
+int cli_plot_data_heterps_times(FILE *f, const store_heterps_table *t,
+                                const papers_heterps_tables *pt, const char *db)
+{
+    fprintf(f,
+            "# placebench HeterPS scheduling times from %s: mean search wall time (s) of the ok\n"
+            "# runs per (method, resource types T) and model, by the model's layers; one block\n"
+            "# per series (index in the series file).\n"
+            "# series\tlayers\tsched_s\tmodel\n",
+            db);
+    int *order = malloc((size_t)t->n_models * sizeof *order);
+    if (!order)
+        return 0;
+    cli_plot_data_heterps_by_layers(t, order);
+    int series = 0, lines = 0;
+    for (int q = 0; q < t->n_placers; q++) {
+        int p = cli_plot_data_heterps_at(t, pt, q);
+        for (int j = 0; j < t->n_devices; j++) {
+            if (!cli_plot_data_heterps_has_time(t, j, p))
+                continue;
+            if (series++)
+                fputs("\n\n", f);
+            for (int k = 0; k < t->n_models; k++) {
+                const store_heterps_cell *c = cli_plot_data_hcell(t, order[k], j, p);
+                if (c->n_ok == 0)
+                    continue;
+                fprintf(f, "%d\t%d", series - 1, t->layers[order[k]]);
+                cli_plot_data_number(f, c->wall_s);
+                fputc('\t', f);
+                cli_plot_data_label(f, t->models[order[k]]);
+                fputc('\n', f);
+                lines++;
+            }
+        }
+    }
+    free(order);
+    return lines;
+}
+
+void cli_plot_data_heterps_time_series(FILE *f, const store_heterps_table *t,
+                                       const papers_heterps_tables *pt)
+{
+    fputs("# index\tlabel\tcolour\tdash\n", f);
+    int series = 0;
+    for (int q = 0; q < t->n_placers; q++) {
+        int p = cli_plot_data_heterps_at(t, pt, q);
+        for (int j = 0; j < t->n_devices; j++) {
+            if (!cli_plot_data_heterps_has_time(t, j, p))
+                continue;
+            fprintf(f, "%d\t", series++);
+            cli_plot_data_label(f, t->placers[p]);
+            fprintf(f, ", T = %d\t%d\t%d\n", t->devices[j], q, j);
+        }
     }
 }

@@ -1,6 +1,7 @@
 /* cli_plot_data.h — the data files (TSV) that placebench plot hands to the gnuplot scripts:
  * aggregated step times (learning_curves.gp, best_step_time.gp), the traversal-order win heat
- * map (order_wins.gp) and the per-embedding bars (embedding_bars.gp). */
+ * map (order_wins.gp), the per-embedding bars (embedding_bars.gp) and HeterPS's cost and
+ * throughput bars and scheduling times (heterps_bars.gp, heterps_sched_time.gp). */
 #ifndef PB_CLI_PLOT_DATA_H
 #define PB_CLI_PLOT_DATA_H
 
@@ -56,5 +57,28 @@ void cli_plot_data_bar_groups(FILE *f, const store_embedding_table *t);
 void cli_plot_data_bar_datasets(FILE *f, const store_embedding_table *t);
 void cli_plot_data_bar_series(FILE *f, const store_embedding_table *t,
                               const papers_embedding_table *pt);
+
+/*
+ * HeterPS data (store_tables_heterps).  Methods are numbered in the paper pt's order (borrowed;
+ * NULL: none), other placers after them in sorted order; a method's colour is that number.
+ *   bars:   group x method slot n_slots cost_usd throughput colour, one line per (model, T,
+ *           method) with a stored cost; groups are the (T, model) pairs with such a line, in
+ *           that order, x their place left to right
+ *   groups: group x label ("ctrdnn-16, T = 2")
+ *   times:  one block per (method, T) with ok runs, two blank lines between blocks (gnuplot
+ *           index): series layers sched_s model; rows by layers
+ *   series: bars: index method colour, per method; times: index label colour dash, per
+ *           (method, T), dash: T's place among the runs' resource-type counts
+ * Each returns the number of data lines written (0: no chart).
+ */
+int cli_plot_data_heterps_bars(FILE *f, const store_heterps_table *t,
+                               const papers_heterps_tables *pt, const char *db);
+void cli_plot_data_heterps_groups(FILE *f, const store_heterps_table *t);
+void cli_plot_data_heterps_bar_series(FILE *f, const store_heterps_table *t,
+                                      const papers_heterps_tables *pt);
+int cli_plot_data_heterps_times(FILE *f, const store_heterps_table *t,
+                                const papers_heterps_tables *pt, const char *db);
+void cli_plot_data_heterps_time_series(FILE *f, const store_heterps_table *t,
+                                       const papers_heterps_tables *pt);
 
 #endif

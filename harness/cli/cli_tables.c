@@ -4,6 +4,7 @@
 #include "report/papers.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---------------------------------------------------------------- orders */
@@ -270,4 +271,282 @@ void cli_tables_embeddings(FILE *f, const store_embedding_table *t,
     cli_tables_embedding_metric(f, t, cols, pt, 0);
     cli_tables_embedding_metric(f, t, cols, pt, 1);
     cli_tables_embedding_summary(f, t, cols, pt, b);
+}
+
+/* ---------------------------------------------------------------- HeterPS */
+
+/* A published value, range or bound as text ("-" for none). */
+static void cli_tables_range(FILE *f, papers_range r, const char *unit)
+{
+    if (isnan(r.hi))
+        fputs("-", f);
+    else if (isnan(r.lo))
+        fprintf(f, "<= %g%s", r.hi, unit);
+    else if (r.lo == r.hi)
+        fprintf(f, "%g%s", r.hi, unit);
+    else
+        fprintf(f, "%g-%g%s", r.lo, r.hi, unit);
+}
+
+/* Methods in the paper's order, then the others (cols[q]: the placer shown q-th). */
+static void cli_tables_heterps_methods(const store_heterps_table *t,
+                                       const papers_heterps_tables *pt, int *cols)
+{
+    for (int q = 0; q < t->n_placers; q++)
+        cols[q] = papers_heterps_display_at(pt, (const char *const *)t->placers, t->n_placers, q);
+}
+
+/* Non-zero when the placer shown q-th has runs with T j on some model. */
+static int cli_tables_heterps_has_runs(const store_heterps_table *t, const int *cols, int q, int j)
+{
+    for (int m = 0; m < t->n_models; m++)
+        if (t->cells[(m * t->n_devices + j) * t->n_placers + cols[q]].n_runs > 0)
+            return 1;
+    return 0;
+}
+
+/* What a cell says when it has no mean to show: no runs, all failed, no verdict stored. */
+static int cli_tables_heterps_missing(FILE *f, const store_heterps_cell *c, int need_verdict)
+{
+    if (c->n_runs == 0)
+        fputs(" - |", f);
+    else if (c->n_ok == 0)
+        fprintf(f, " failed (%d run%s) |", c->n_runs, c->n_runs == 1 ? "" : "s");
+    else if (need_verdict && c->n_verdict == 0)
+        fputs(" not stored |", f);
+    else
+        return 0;
+    return 1;
+}
+
+static void cli_tables_heterps_header(FILE *f, const store_heterps_table *t, const char *paper)
+{
+    fputs("| method |", f);
+    for (int m = 0; m < t->n_models; m++)
+        fprintf(f, " %s |", t->models[m]);
+    fprintf(f, " paper (%s) |\n|---|", paper);
+    for (int m = 0; m <= t->n_models; m++)
+        fputs("---|", f);
+    fputc('\n', f);
+}
+
+/* "9.699 (+2.8 %) [9.43-10.23]": mean cost, gap over the reference, spread over the runs. */
+static void cli_tables_heterps_cost(FILE *f, const store_heterps_cell *c,
+                                    const store_heterps_cell *ref)
+{
+    if (cli_tables_heterps_missing(f, c, 1))
+        return;
+    fprintf(f, " %.4g", c->cost);
+    if (ref && ref->n_verdict > 0 && ref->cost > 0)
+        fprintf(f, " (%+.1f %%)", (c->cost - ref->cost) / ref->cost * 100);
+    if (c->cost_max > c->cost_min)
+        fprintf(f, " [%.4g-%.4g]", c->cost_min, c->cost_max);
+    if (c->n_ok < c->n_runs)
+        fprintf(f, " (%d of %d runs failed)", c->n_runs - c->n_ok, c->n_runs);
+    fputs(" |", f);
+}
+
+static void cli_tables_heterps_cost_table(FILE *f, const store_heterps_table *t,
+                                          const papers_heterps_tables *pt, const int *cols, int j)
+{
+    int types = t->devices[j], cls = papers_heterps_class(types);
+    const char *ref_name = pt ? pt->reference : NULL;
+    fprintf(f,
+            "\n### Monetary cost (USD) per model and method, T = %d (mean over the ok runs, gap "
+            "over %s, [spread])\n\n",
+            types, ref_name ? ref_name : "-");
+    cli_tables_heterps_header(
+        f, t, types == 2 ? "Figs. 8-10: largest gap, 4 models" : "Figs. 5-7: gap, MATCHNET");
+    for (int q = 0; q < t->n_placers; q++) {
+        if (!cli_tables_heterps_has_runs(t, cols, q, j))
+            continue;
+        const char *placer = t->placers[cols[q]];
+        fprintf(f, "| %s |", placer);
+        for (int m = 0; m < t->n_models; m++)
+            cli_tables_heterps_cost(f, &t->cells[(m * t->n_devices + j) * t->n_placers + cols[q]],
+                                    ref_name ? store_heterps_at(t, t->models[m], types, ref_name)
+                                             : NULL);
+        const papers_heterps_method *pm = papers_heterps_find(pt, placer);
+        fputc(' ', f);
+        if (!pm)
+            fputs("-", f);
+        else if (types == 2)
+            cli_tables_range(f, pm->gap_pct, " %");
+        else
+            cli_tables_range(f, cls < 0 ? (papers_range){NAN, NAN} : pm->gap_types_pct[cls], " %");
+        fputs(" |\n", f);
+    }
+}
+
+static void cli_tables_heterps_throughput(FILE *f, const store_heterps_table *t,
+                                          const papers_heterps_tables *pt, const int *cols, int j)
+{
+    fprintf(f,
+            "\n### Throughput (examples/s) per model and method, T = %d (mean; feasible plans of "
+            "the ok runs)\n\n",
+            t->devices[j]);
+    cli_tables_heterps_header(f, t, t->devices[j] == 2 ? "Fig. 10" : "Fig. 7");
+    for (int q = 0; q < t->n_placers; q++) {
+        if (!cli_tables_heterps_has_runs(t, cols, q, j))
+            continue;
+        const char *placer = t->placers[cols[q]];
+        fprintf(f, "| %s |", placer);
+        for (int m = 0; m < t->n_models; m++) {
+            const store_heterps_cell *c =
+                &t->cells[(m * t->n_devices + j) * t->n_placers + cols[q]];
+            if (!cli_tables_heterps_missing(f, c, 1))
+                fprintf(f, " %.4g (%d/%d feasible) |", c->throughput, c->n_feasible, c->n_ok);
+        }
+        int below = pt && t->devices[j] == 2 && strcmp(placer, pt->below_tl_placer) == 0;
+        fprintf(f, " %s%s |\n", below ? "below TL on " : "meets TL",
+                below ? pt->below_tl_model : "");
+    }
+}
+
+static void cli_tables_heterps_times(FILE *f, const store_heterps_table *t,
+                                     const papers_heterps_tables *pt, const int *cols, int j)
+{
+    int cls = papers_heterps_time_class(t->devices[j]);
+    fprintf(f, "\n### Scheduling time (s) per method and model, T = %d (mean over the ok runs)\n\n",
+            t->devices[j]);
+    cli_tables_heterps_header(f, t, "Table 3");
+    for (int q = 0; q < t->n_placers; q++) {
+        if (!cli_tables_heterps_has_runs(t, cols, q, j))
+            continue;
+        const char *placer = t->placers[cols[q]];
+        fprintf(f, "| %s |", placer);
+        for (int m = 0; m < t->n_models; m++) {
+            const store_heterps_cell *c =
+                &t->cells[(m * t->n_devices + j) * t->n_placers + cols[q]];
+            if (!cli_tables_heterps_missing(f, c, 0))
+                fprintf(f, " %.3g |", c->wall_s);
+        }
+        const papers_heterps_method *pm = papers_heterps_find(pt, placer);
+        fputc(' ', f);
+        cli_tables_range(f, pm && cls >= 0 ? pm->sched_s[cls] : (papers_range){NAN, NAN}, " s");
+        if (pm && cls >= 0 && pm->sched_model && !isnan(pm->sched_s[cls].hi))
+            fprintf(f, " on %s", pm->sched_model);
+        fputs(" |\n", f);
+    }
+}
+
+/* " ours / paper |" of a Table 2 time; "est." marks the paper's estimates. */
+static void cli_tables_heterps_time_pair(FILE *f, const store_heterps_cell *c, double paper,
+                                         int estimated)
+{
+    if (c && c->n_runs > 0 && c->n_ok == 0) {
+        cli_tables_heterps_missing(f, c, 0);
+        return;
+    }
+    if (c && c->n_ok > 0)
+        fprintf(f, " %.3g / ", c->wall_s);
+    else
+        fputs(" - / ", f);
+    if (isnan(paper))
+        fputs("- |", f);
+    else
+        fprintf(f, "%.6g%s |", paper, estimated ? " (est.)" : "");
+}
+
+/* Table 2: scheduling time of BF(2), BF(4) and RL on CTRDNN-L, and whether every RL run's plan
+ * costs what BF(2)'s optimum does. */
+static void cli_tables_heterps_table2(FILE *f, const store_heterps_table *t,
+                                      const papers_heterps_tables *pt)
+{
+    int rows = 0;
+    for (int i = 0; i < pt->n_bf; i++) {
+        char model[32];
+        snprintf(model, sizeof model, "ctrdnn-%d", pt->bf[i].layers);
+        rows += store_heterps_at(t, model, 2, pt->bf_placer) != NULL;
+    }
+    if (!rows)
+        return;
+    fprintf(f, "\n### Table 2: scheduling time (s) on CTRDNN, ours / paper\n\n"
+               "| layers | BF(2) | BF(4) | RL (T = 2) | RL cost = BF(2) cost? |\n"
+               "|---|---|---|---|---|\n");
+    for (int i = 0; i < pt->n_bf; i++) {
+        const papers_heterps_bf *b = &pt->bf[i];
+        char model[32];
+        snprintf(model, sizeof model, "ctrdnn-%d", b->layers);
+        const store_heterps_cell *bf2 = store_heterps_at(t, model, 2, pt->bf_placer);
+        const store_heterps_cell *bf4 = store_heterps_at(t, model, 4, pt->bf_placer);
+        const store_heterps_cell *rl = store_heterps_at(t, model, 2, pt->rl_placer);
+        if (!bf2 || bf2->n_runs == 0)
+            continue;
+        fprintf(f, "| %d |", b->layers);
+        cli_tables_heterps_time_pair(f, bf2, b->bf2_s, 0);
+        cli_tables_heterps_time_pair(f, bf4, b->bf4_s, b->bf4_estimated);
+        if (!rl || !cli_tables_heterps_missing(f, rl, 0)) {
+            fprintf(f, " %.3g / ", rl ? rl->wall_s : NAN);
+            cli_tables_range(f, pt->rl_s, "");
+            fputs(" |", f);
+        }
+        if (!rl || rl->n_verdict == 0 || bf2->n_verdict == 0)
+            fputs(" - |\n", f);
+        else if (fabs(rl->cost_max - bf2->cost) <= 1e-9 * bf2->cost &&
+                 fabs(rl->cost_min - bf2->cost) <= 1e-9 * bf2->cost)
+            fprintf(f, " yes (%.4g; paper: yes) |\n", bf2->cost);
+        else
+            fprintf(f, " no: %.4g-%.4g vs %.4g (paper: yes) |\n", rl->cost_min, rl->cost_max,
+                    bf2->cost);
+    }
+}
+
+static void cli_tables_heterps_csv(FILE *f, const store_heterps_table *t,
+                                   const papers_heterps_tables *pt, const int *cols)
+{
+    fputs("model,layers,types,method,runs,ok,verdicts,feasible,cost_usd,cost_min,cost_max,"
+          "throughput,sched_s,paper_gap_pct_lo,paper_gap_pct_hi,paper_sched_s_lo,"
+          "paper_sched_s_hi\n",
+          f);
+    for (int m = 0; m < t->n_models; m++)
+        for (int j = 0; j < t->n_devices; j++)
+            for (int q = 0; q < t->n_placers; q++) {
+                const store_heterps_cell *c =
+                    &t->cells[(m * t->n_devices + j) * t->n_placers + cols[q]];
+                if (c->n_runs == 0)
+                    continue;
+                int types = t->devices[j], cls = papers_heterps_class(types);
+                const papers_heterps_method *pm = papers_heterps_find(pt, t->placers[cols[q]]);
+                papers_range none = {NAN, NAN};
+                papers_range gap = !pm          ? none
+                                   : types == 2 ? pm->gap_pct
+                                   : cls >= 0   ? pm->gap_types_pct[cls]
+                                                : none;
+                int tcls = papers_heterps_time_class(types);
+                papers_range sched = pm && tcls >= 0 ? pm->sched_s[tcls] : none;
+                fprintf(f, "%s,%d,%d,%s,%d,%d,%d,%d,", t->models[m], t->layers[m], types,
+                        t->placers[cols[q]], c->n_runs, c->n_ok, c->n_verdict, c->n_feasible);
+                const double v[] = {c->cost, c->cost_min, c->cost_max, c->throughput, c->wall_s,
+                                    gap.lo,  gap.hi,      sched.lo,    sched.hi};
+                for (size_t k = 0; k < sizeof v / sizeof v[0]; k++) {
+                    if (k)
+                        fputc(',', f);
+                    cli_tables_csv_num(f, v[k]);
+                }
+                fputc('\n', f);
+            }
+}
+
+void cli_tables_heterps(FILE *f, const store_heterps_table *t, const papers_heterps_tables *pt,
+                        int csv)
+{
+    int *cols = malloc((size_t)t->n_placers * sizeof *cols);
+    if (!cols) {
+        fputs("(out of memory)\n", f);
+        return;
+    }
+    cli_tables_heterps_methods(t, pt, cols);
+    if (csv) {
+        cli_tables_heterps_csv(f, t, pt, cols);
+    } else {
+        for (int j = 0; j < t->n_devices; j++) {
+            cli_tables_heterps_cost_table(f, t, pt, cols, j);
+            cli_tables_heterps_throughput(f, t, pt, cols, j);
+            cli_tables_heterps_times(f, t, pt, cols, j);
+        }
+        if (pt)
+            cli_tables_heterps_table2(f, t, pt);
+    }
+    free(cols);
 }

@@ -18,4 +18,15 @@ void cli_tables_orders(FILE *f, const store_order_wins *w, const papers_order_ta
 void cli_tables_embeddings(FILE *f, const store_embedding_table *t,
                            const papers_embedding_table *pt, const char *baseline, int csv);
 
+/*
+ * HeterPS tables, one set per resource-type count T: monetary cost per method and model (mean
+ * over the ok runs, the spread over seeds, and the gap over the reference method, beside the
+ * paper's gap: Figs. 8-10 at T = 2, Figs. 5-7 otherwise), throughput and feasibility (Fig. 10 /
+ * 7), scheduling time (Table 3); then Table 2 (BF(2), BF(4) and RL on CTRDNN by layers) when
+ * the runs have brute force on CTRDNN models.  pt borrowed (NULL: ours only); methods in the
+ * paper's order, then the others.  CSV: one row per (model, T, method) cell.
+ */
+void cli_tables_heterps(FILE *f, const store_heterps_table *t, const papers_heterps_tables *pt,
+                        int csv);
+
 #endif

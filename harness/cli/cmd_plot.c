@@ -60,8 +60,9 @@ static const char cmd_plot_usage[] =
     "(../share/placebench/plots, ../plots), then in the source and install folders.";
 
 /* The gnuplot scripts plots/<name>.gp. */
-static const char *const cmd_plot_scripts[] = {"learning_curves", "best_step_time", "order_wins",
-                                               "embedding_bars"};
+static const char *const cmd_plot_scripts[] = {"learning_curves", "best_step_time",
+                                               "order_wins",      "embedding_bars",
+                                               "heterps_bars",    "heterps_sched_time"};
 
 /* The charts of aggregated step times: drawn by plots/<script>.gp from one extract each. */
 typedef struct cmd_plot_chart {
@@ -565,6 +566,85 @@ static int cmd_plot_embedding_bars(const cmd_plot_opts *o, store *s, int *drawn)
     return rc;
 }
 
+/* ---------------------------------------------------------------- HeterPS */
+
+/* Writes heterps_bars.tsv and its label files and draws them; *drawn set when there were bars. */
+static int cmd_plot_heterps_bars(const cmd_plot_opts *o, const store_heterps_table *t,
+                                 const papers_heterps_tables *pt, int *drawn)
+{
+    static const char stem[] = "heterps_bars";
+    cmd_plot_files files = {0};
+    cli_output out;
+    if (cmd_plot_data_open(o, &files, "data", stem, ".tsv", &out))
+        return 1;
+    int lines = cli_plot_data_heterps_bars(out.f, t, pt, o->db);
+    if (cmd_plot_data_close(&files, &out))
+        return 1;
+    if (lines == 0) {
+        fprintf(stderr,
+                "placebench: %s: no run of the heterps simulator finished ok with a stored "
+                "cost; no %s chart\n",
+                o->db, stem);
+        return 0;
+    }
+    if (cmd_plot_data_open(o, &files, "groups", stem, ".groups.tsv", &out))
+        return 1;
+    cli_plot_data_heterps_groups(out.f, t);
+    if (cmd_plot_data_close(&files, &out) ||
+        cmd_plot_data_open(o, &files, "series", stem, ".series.tsv", &out))
+        return 1;
+    cli_plot_data_heterps_bar_series(out.f, t, pt);
+    if (cmd_plot_data_close(&files, &out))
+        return 1;
+    *drawn = 1;
+    cmd_plot_drawing dr = {"heterps_bars", stem, "", NULL, &files};
+    return cmd_plot_draw_all(o, &dr);
+}
+
+/* Writes heterps_sched_time.tsv and its series file and draws them. */
+static int cmd_plot_heterps_times(const cmd_plot_opts *o, const store_heterps_table *t,
+                                  const papers_heterps_tables *pt, int *drawn)
+{
+    static const char stem[] = "heterps_sched_time";
+    cmd_plot_files files = {0};
+    cli_output out;
+    if (cmd_plot_data_open(o, &files, "data", stem, ".tsv", &out))
+        return 1;
+    int lines = cli_plot_data_heterps_times(out.f, t, pt, o->db);
+    if (cmd_plot_data_close(&files, &out))
+        return 1;
+    if (lines == 0) {
+        fprintf(stderr,
+                "placebench: %s: no run of the heterps simulator finished ok; no %s chart\n", o->db,
+                stem);
+        return 0;
+    }
+    if (cmd_plot_data_open(o, &files, "series", stem, ".series.tsv", &out))
+        return 1;
+    cli_plot_data_heterps_time_series(out.f, t, pt);
+    if (cmd_plot_data_close(&files, &out))
+        return 1;
+    *drawn = 1;
+    cmd_plot_drawing dr = {"heterps_sched_time", stem, "", NULL, &files};
+    return cmd_plot_draw_all(o, &dr);
+}
+
+/* The HeterPS charts, when there are runs of the heterps simulator. */
+static int cmd_plot_heterps(const cmd_plot_opts *o, store *s, int *drawn)
+{
+    const papers_paper *paper = papers_with_heterps();
+    store_heterps_table t;
+    pb_error why = {{0}};
+    int rc = 0;
+    if (store_tables_heterps(s, &t, &why) != PB_OK)
+        fprintf(stderr, "placebench: no heterps charts: %s\n", why.msg);
+    else
+        rc = cmd_plot_heterps_bars(o, &t, paper ? paper->heterps : NULL, drawn) ||
+             cmd_plot_heterps_times(o, &t, paper ? paper->heterps : NULL, drawn);
+    store_heterps_table_free(&t);
+    return rc;
+}
+
 int cmd_plot(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++) {
@@ -585,7 +665,8 @@ int cmd_plot(int argc, char **argv)
     rc = cmd_plot_find_scripts(&o) || cmd_plot_mkdirs(o.out_dir);
     for (size_t i = 0; !rc && i < sizeof cmd_plot_charts / sizeof cmd_plot_charts[0]; i++)
         rc = cmd_plot_chart_run(&o, s, &cmd_plot_charts[i], &drawn);
-    rc = rc || cmd_plot_order_wins(&o, s, &drawn) || cmd_plot_embedding_bars(&o, s, &drawn);
+    rc = rc || cmd_plot_order_wins(&o, s, &drawn) || cmd_plot_embedding_bars(&o, s, &drawn) ||
+         cmd_plot_heterps(&o, s, &drawn);
     store_close(s);
     if (!rc && !drawn)
         return cli_error("%s: no run finished ok: nothing to plot", o.db);

@@ -30,10 +30,15 @@ static const char cmd_report_usage[] =
     "              computation time and EC ratio per embedding, family and device count, their\n"
     "              averages and the change relative to the baseline embedding, beside the\n"
     "              paper's figures.\n"
+    "  heterps     the HeterPS paper's tables, over the runs of the heterps simulator, per\n"
+    "              number of resource types: monetary cost (mean, spread, gap over RL-LSTM),\n"
+    "              throughput and feasibility, and scheduling time per method and model, then\n"
+    "              Table 2 (BF(2), BF(4), RL on CTRDNN), beside the paper's figures.\n"
     "\n"
-    "  --tables LIST     comma-separated of summary, orders, embeddings; default: the summary,\n"
-    "                    then the orders tables when the placer's runs have 2 or more orders and\n"
-    "                    the embedding tables when they have 2 or more embeddings\n"
+    "  --tables LIST     comma-separated of summary, orders, embeddings, heterps; default: the\n"
+    "                    summary, then the orders tables when the placer's runs have 2 or more\n"
+    "                    orders, the embedding tables when they have 2 or more embeddings and\n"
+    "                    the HeterPS tables when there are runs of the heterps simulator\n"
     "  --csv             CSV instead of markdown (full precision; one table: the summary unless\n"
     "                    --tables names another)\n"
     "  --out FILE        write to FILE instead of stdout (FILE appears only when complete)\n"
@@ -44,7 +49,7 @@ static const char cmd_report_usage[] =
     "  --baseline NAME   embedding the summary compares with (default placeto-gnn)\n"
     "  --episodes LIST   orders tables: 0-based episodes compared (default 9,19,49)";
 
-enum { REPORT_SUMMARY = 1, REPORT_ORDERS = 2, REPORT_EMBEDDINGS = 4 };
+enum { REPORT_SUMMARY = 1, REPORT_ORDERS = 2, REPORT_EMBEDDINGS = 4, REPORT_HETERPS = 8 };
 
 /* Options not given (NULL placer and baseline, no episodes) take the paper's: its placer, its
  * baseline embedding, the episodes of its win counts. */
@@ -68,8 +73,11 @@ static int report_parse_tables(const char *list, int *tables)
             *tables |= REPORT_ORDERS;
         else if (strcmp(t, "embeddings") == 0)
             *tables |= REPORT_EMBEDDINGS;
+        else if (strcmp(t, "heterps") == 0)
+            *tables |= REPORT_HETERPS;
         else
-            return cli_error("report: --tables: unknown table '%s' (summary, orders, embeddings)",
+            return cli_error("report: --tables: unknown table '%s' (summary, orders, embeddings, "
+                             "heterps)",
                              t);
     }
     return *tables ? 0 : cli_error("report: --tables: empty list");
@@ -167,6 +175,24 @@ static int report_orders(store *s, const report_args *a, const papers_paper *pap
     return rc && !automatic;
 }
 
+/* The HeterPS tables beside the paper's.  In automatic mode they are written only when there are
+ * runs of the heterps simulator, and their absence is no error. */
+static int report_heterps(store *s, const report_args *a, FILE *f, pb_error *err, int automatic)
+{
+    const papers_paper *paper = papers_with_heterps();
+    store_heterps_table t;
+    pb_error quiet = {{0}};
+    int rc = store_tables_heterps(s, &t, automatic ? &quiet : err);
+    if (!rc) {
+        if (!a->csv)
+            fprintf(f, "\n## HeterPS: cost, throughput and scheduling time (%s, %s)\n",
+                    paper ? paper->name : "no paper", paper ? paper->heterps->tables : "-");
+        cli_tables_heterps(f, &t, paper ? paper->heterps : NULL, a->csv);
+    }
+    store_heterps_table_free(&t);
+    return rc && !automatic;
+}
+
 /* Writes the requested tables; automatic mode skips paper tables the data does not support and
  * gives the orders tables once per embedding when the runs use several. */
 static int report_write(store *s, const report_args *a, FILE *f, pb_error *err)
@@ -205,6 +231,8 @@ static int report_write(store *s, const report_args *a, FILE *f, pb_error *err)
     }
     if (pe)
         store_embedding_table_free(&t);
+    if (!rc && ((tables & REPORT_HETERPS) || automatic))
+        rc = report_heterps(s, a, f, err, automatic);
     return rc;
 }
 

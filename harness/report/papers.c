@@ -6,8 +6,9 @@
 
 /* The registered papers, in the order look-ups search them.  A new paper is one file,
  * report/paper_<name>.c, defining `const papers_paper paper_<name>`, declared and listed here. */
-extern const papers_paper paper_traversal_order, paper_embeddings;
-static const papers_paper *const papers_registered[] = {&paper_traversal_order, &paper_embeddings};
+extern const papers_paper paper_traversal_order, paper_embeddings, paper_heterps;
+static const papers_paper *const papers_registered[] = {&paper_traversal_order, &paper_embeddings,
+                                                        &paper_heterps};
 
 enum { PAPERS_N = (int)(sizeof papers_registered / sizeof papers_registered[0]) };
 
@@ -30,6 +31,44 @@ const papers_paper *papers_with_embeddings(void)
         if (papers_registered[i]->embeddings)
             return papers_registered[i];
     return NULL;
+}
+
+const papers_paper *papers_with_heterps(void)
+{
+    for (int i = 0; i < PAPERS_N; i++)
+        if (papers_registered[i]->heterps)
+            return papers_registered[i];
+    return NULL;
+}
+
+const papers_heterps_method *papers_heterps_find(const papers_heterps_tables *t, const char *placer)
+{
+    for (int i = 0; t && placer && i < t->n_methods; i++)
+        if (strcmp(t->methods[i].placer, placer) == 0)
+            return &t->methods[i];
+    return NULL;
+}
+
+int papers_heterps_display_at(const papers_heterps_tables *pt, const char *const *names, int n,
+                              int place)
+{
+    const char *paper[32];
+    int n_paper = 0;
+    for (int i = 0; pt && i < pt->n_methods && n_paper < 32; i++)
+        paper[n_paper++] = pt->methods[i].placer;
+    return papers_display_at(names, n, paper, n_paper, place);
+}
+
+int papers_heterps_class(int types)
+{
+    if (types >= 2 && types <= 16)
+        return 0;
+    return types == 32 ? 1 : types == 64 ? 2 : -1;
+}
+
+int papers_heterps_time_class(int types)
+{
+    return types == 2 ? 0 : types == 32 ? 1 : types == 64 ? 2 : -1;
 }
 
 static int papers_find(const char *const *names, int n, const char *name)

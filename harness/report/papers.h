@@ -53,6 +53,53 @@ typedef struct papers_embedding_table {
     const papers_embedding *overall; /* [n_embeddings]: averages over families and devices */
 } papers_embedding_table;
 
+/* A published figure that the paper gives as one value, a range or a bound: lo == hi for one
+ * value, lo NaN for "at most hi", both NaN for none. */
+typedef struct papers_range {
+    double lo, hi;
+} papers_range;
+
+/* HeterPS's resource-type classes of Figs. 5-7 and Table 3: T = 2 (and up to 16), 32, 64. */
+enum { PAPERS_HETERPS_T_CLASSES = 3 };
+
+/* One HeterPS method's published figures. */
+typedef struct papers_heterps_method {
+    const char *placer; /* placebench's placer */
+    const char *label;  /* the paper's name */
+    /* Figs. 8-10 (four models, T = 2, default limits): the largest cost gap over RL-LSTM,
+     * (C - C_RL) / C_RL in %. */
+    papers_range gap_pct;
+    /* Figs. 5-7 (MATCHNET, limits lifted): the cost gap over RL-LSTM in %, for T <= 16, 32, 64. */
+    papers_range gap_types_pct[PAPERS_HETERPS_T_CLASSES];
+    /* Table 3: scheduling time (s), for T = 2, 32, 64 (for a range over models and T, the same
+     * range in each). */
+    papers_range sched_s[PAPERS_HETERPS_T_CLASSES];
+    const char *sched_model; /* the one model sched_s is of; NULL: any */
+} papers_heterps_method;
+
+/* Table 2: scheduling time (s) of brute force with T = 2 and T = 4 on CTRDNN-L. */
+typedef struct papers_heterps_bf {
+    int layers;
+    double bf2_s;
+    double bf4_s;      /* NaN: not given */
+    int bf4_estimated; /* the paper's figure is an estimate, not a run */
+} papers_heterps_bf;
+
+/* HeterPS's published figures: its methods in the paper's order, Table 2 and the claims of
+ * Fig. 10 that the tables mark. */
+typedef struct papers_heterps_tables {
+    const char *tables;    /* which of the paper's tables and figures, as headings cite them */
+    const char *reference; /* the method the gaps are relative to (RL-LSTM) */
+    const papers_heterps_method *methods; /* [n_methods] */
+    int n_methods;
+    const papers_heterps_bf *bf; /* [n_bf] by layers */
+    int n_bf;
+    papers_range rl_s;                 /* Table 2: RL's scheduling time on CTRDNN, flat in L */
+    const char *bf_placer, *rl_placer; /* placebench's names for Table 2's BF and RL */
+    /* Fig. 10: every method meets the throughput limit except this method on this model. */
+    const char *below_tl_placer, *below_tl_model;
+} papers_heterps_tables;
+
 /* A paper: how placebench names it and its tables (NULL for a kind it does not publish). */
 typedef struct papers_paper {
     const char *name;   /* short name used in headings ("traversal-order paper") */
@@ -60,6 +107,7 @@ typedef struct papers_paper {
     const char *placer; /* the learned placer whose runs its tables are of */
     const papers_order_table *orders;
     const papers_embedding_table *embeddings;
+    const papers_heterps_tables *heterps;
 } papers_paper;
 
 /* The registered papers in registration order: paper i, or NULL when i is out of range.
@@ -69,6 +117,19 @@ const papers_paper *papers_at(int i);
 /* The first registered paper with order win counts / embedding tables, or NULL.  Borrowed. */
 const papers_paper *papers_with_orders(void);
 const papers_paper *papers_with_embeddings(void);
+const papers_paper *papers_with_heterps(void);
+
+/* The method entry of placer, or NULL.  Borrowed from t. */
+const papers_heterps_method *papers_heterps_find(const papers_heterps_tables *t,
+                                                 const char *placer);
+/* papers_display_at with the paper's methods as its list (pt NULL: names in their own order). */
+int papers_heterps_display_at(const papers_heterps_tables *pt, const char *const *names, int n,
+                              int place);
+/* The class of Figs. 5-7 that `types` resource types fall in (0: T <= 16, 1: 32, 2: 64); -1 for
+ * the counts the paper has no figures for. */
+int papers_heterps_class(int types);
+/* The same for Table 3, which gives T = 2, 32 and 64 only. */
+int papers_heterps_time_class(int types);
 
 /* Display order of names[0..n): those the paper lists (paper[0..n_paper)) in the paper's order,
  * then the rest in their own order.  Returns the index into names of the one shown at `place`

@@ -1,5 +1,5 @@
-/* store_tables.c — the papers' tables from a results file: order win counts and per-embedding
- * improvement, computation time and EC ratio. */
+/* store_tables.c — the papers' tables from a results file: order win counts, per-embedding
+ * improvement, computation time and EC ratio, and HeterPS cost, throughput and scheduling time. */
 #include "store_tables.h"
 
 #include "core/array.h"
@@ -509,4 +509,130 @@ void store_embedding_table_free(store_embedding_table *t)
     free(t->cells);
     free(t->overall);
     memset(t, 0, sizeof *t);
+}
+
+/* ---------------------------------------------------------------- HeterPS */
+
+/* Per (model, types, method): runs, ok runs, ok runs with a verdict, feasible ones, then the
+ * means.  Read through the full column list, so a file of schema 1 gives NULL verdicts. */
+static const char store_tables_heterps_fmt[] =
+    "SELECT CASE WHEN graph LIKE '%%.json' THEN substr(graph, 1, length(graph) - 5) ELSE graph"
+    " END AS m, n_devices, placer, max(n_nodes), count(*), sum(status = 0),"
+    " sum(status = 0 AND monetary_cost IS NOT NULL), sum(status = 0 AND feasible = 1),"
+    " avg(CASE WHEN status = 0 THEN monetary_cost END),"
+    " min(CASE WHEN status = 0 THEN monetary_cost END),"
+    " max(CASE WHEN status = 0 THEN monetary_cost END),"
+    " avg(CASE WHEN status = 0 AND monetary_cost IS NOT NULL THEN throughput END),"
+    " avg(CASE WHEN status = 0 THEN search_wall_s END)"
+    " FROM (SELECT %s FROM runs) WHERE simulator = 'heterps' GROUP BY m, n_devices, placer"
+    " ORDER BY m, n_devices, placer";
+
+static double store_tables_real(sqlite3_stmt *st, int col)
+{
+    return sqlite3_column_type(st, col) == SQLITE_NULL ? NAN : sqlite3_column_double(st, col);
+}
+
+/* The sorted models, type counts and methods, and each model's layers. */
+static int store_tables_heterps_lists(store *s, sqlite3_stmt *st, store_heterps_table *t,
+                                      pb_error *err)
+{
+    store_tables_names models = {0}, placers = {0};
+    int dev_cap = 0, rc, oom = 0;
+    while (!oom && (rc = sqlite3_step(st)) == SQLITE_ROW)
+        oom = store_tables_name_add(&models, store_tables_text(st, 0)) ||
+              store_tables_device_add(&t->devices, &t->n_devices, &dev_cap,
+                                      sqlite3_column_int(st, 1)) ||
+              store_tables_name_add(&placers, store_tables_text(st, 2));
+    t->models = models.items;
+    t->n_models = models.n;
+    t->placers = placers.items;
+    t->n_placers = placers.n;
+    sqlite3_reset(st);
+    if (oom)
+        return pb_errorf(err, "%s: out of memory", s->path);
+    return rc == SQLITE_DONE ? PB_OK : store_sql_error(s, "reading heterps runs", err);
+}
+
+static void store_tables_heterps_cell(store_heterps_table *t, sqlite3_stmt *st)
+{
+    store_tables_names models = {t->models, t->n_models, t->n_models};
+    store_tables_names placers = {t->placers, t->n_placers, t->n_placers};
+    int m = store_tables_name_index(&models, store_tables_text(st, 0));
+    int d = store_tables_device_index(t->devices, t->n_devices, sqlite3_column_int(st, 1));
+    int p = store_tables_name_index(&placers, store_tables_text(st, 2));
+    if (sqlite3_column_int(st, 3) > t->layers[m])
+        t->layers[m] = sqlite3_column_int(st, 3);
+    t->cells[(m * t->n_devices + d) * t->n_placers + p] = (store_heterps_cell){
+        .n_runs = sqlite3_column_int(st, 4),
+        .n_ok = sqlite3_column_int(st, 5),
+        .n_verdict = sqlite3_column_int(st, 6),
+        .n_feasible = sqlite3_column_int(st, 7),
+        .cost = store_tables_real(st, 8),
+        .cost_min = store_tables_real(st, 9),
+        .cost_max = store_tables_real(st, 10),
+        .throughput = store_tables_real(st, 11),
+        .wall_s = store_tables_real(st, 12),
+    };
+}
+
+int store_tables_heterps(store *s, store_heterps_table *out, pb_error *err)
+{
+    memset(out, 0, sizeof *out);
+    char *list = store_run_select_list(s, "main", "");
+    size_t len = list ? strlen(list) + sizeof store_tables_heterps_fmt : 0;
+    char *sql = list ? malloc(len) : NULL;
+    if (sql)
+        snprintf(sql, len, store_tables_heterps_fmt, list);
+    free(list);
+    if (!sql)
+        return pb_errorf(err, "%s: out of memory", s->path);
+    sqlite3_stmt *st;
+    int rc = store_prepare(s, sql, &st, err);
+    free(sql);
+    if (rc)
+        return PB_ERR;
+    if (store_tables_heterps_lists(s, st, out, err)) {
+        sqlite3_finalize(st);
+        return PB_ERR;
+    }
+    if (out->n_models == 0) {
+        sqlite3_finalize(st);
+        return pb_errorf(err, "%s: no run used the heterps simulator", s->path);
+    }
+    size_t n_cells = (size_t)out->n_models * out->n_devices * out->n_placers;
+    out->cells = calloc(n_cells, sizeof *out->cells);
+    out->layers = calloc((size_t)out->n_models, sizeof *out->layers);
+    if (!out->cells || !out->layers) {
+        sqlite3_finalize(st);
+        return pb_errorf(err, "%s: out of memory", s->path);
+    }
+    for (size_t c = 0; c < n_cells; c++)
+        out->cells[c] = (store_heterps_cell){0, 0, 0, 0, NAN, NAN, NAN, NAN, NAN};
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+        store_tables_heterps_cell(out, st);
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? PB_OK : store_sql_error(s, "reading heterps runs", err);
+}
+
+void store_heterps_table_free(store_heterps_table *t)
+{
+    store_tables_names_free(t->models, t->n_models);
+    store_tables_names_free(t->placers, t->n_placers);
+    free(t->layers);
+    free(t->devices);
+    free(t->cells);
+    memset(t, 0, sizeof *t);
+}
+
+const store_heterps_cell *store_heterps_at(const store_heterps_table *t, const char *model,
+                                           int devices, const char *placer)
+{
+    store_tables_names models = {t->models, t->n_models, t->n_models};
+    store_tables_names placers = {t->placers, t->n_placers, t->n_placers};
+    int m = store_tables_name_index(&models, model);
+    int d = store_tables_device_index(t->devices, t->n_devices, devices);
+    int p = store_tables_name_index(&placers, placer);
+    if (m < 0 || d < 0 || p < 0)
+        return NULL;
+    return &t->cells[(m * t->n_devices + d) * t->n_placers + p];
 }

@@ -1,6 +1,7 @@
 /* store_tables.h — the reproduced papers' tables computed from a results file: best-order win
- * counts (traversal-order paper, Tables II-IV) and improvement, computation time and EC ratio
- * per embedding (embedding paper, Tables 1-3). */
+ * counts (traversal-order paper, Tables II-IV), improvement, computation time and EC ratio
+ * per embedding (embedding paper, Tables 1-3), and monetary cost, throughput and scheduling time
+ * per model and method (HeterPS, Tables 2-3 and Figs. 5-10). */
 #ifndef PB_STORE_TABLES_H
 #define PB_STORE_TABLES_H
 
@@ -70,5 +71,41 @@ typedef struct store_embedding_table {
 int store_tables_embeddings(store *s, const char *placer, const char *traversal,
                             store_embedding_table *out, pb_error *err);
 void store_embedding_table_free(store_embedding_table *t);
+
+/* One (model, resource types, method) cell of the HeterPS tables. */
+typedef struct store_heterps_cell {
+    int n_runs;     /* 0: no data, the rest NaN */
+    int n_ok;       /* runs that finished ok */
+    int n_verdict;  /* ok runs with a stored cost (schema 2 files) */
+    int n_feasible; /* ok runs whose plan the simulator found feasible */
+    double cost;    /* mean monetary cost (USD) over the ok runs with a verdict */
+    double cost_min, cost_max;
+    double throughput; /* mean throughput (examples/s) over the same runs */
+    double wall_s;     /* mean scheduling (search wall) time over the ok runs */
+} store_heterps_cell;
+
+/*
+ * Cost, throughput and scheduling time of the runs of the heterps simulator, grouped by model
+ * (the graph file's name without ".json"), resource types (n_devices) and method (placer).
+ * Failed runs count in n_runs only: a method that failed every run has n_ok = 0.
+ */
+typedef struct store_heterps_table {
+    char **models; /* [n_models] owned, sorted */
+    int n_models;
+    int *layers;  /* [n_models] layers (nodes) of each model's graph */
+    int *devices; /* [n_devices] sorted resource-type counts */
+    int n_devices;
+    char **placers; /* [n_placers] owned, sorted */
+    int n_placers;
+    store_heterps_cell *cells; /* [(model * n_devices + devices) * n_placers + placer] */
+} store_heterps_table;
+
+/* Fills *out (caller frees with store_heterps_table_free, also after an error).  An error when
+ * no run used the heterps simulator. */
+int store_tables_heterps(store *s, store_heterps_table *out, pb_error *err);
+void store_heterps_table_free(store_heterps_table *t);
+/* The cell of (model, devices, placer); NULL when any is absent.  Borrowed from t. */
+const store_heterps_cell *store_heterps_at(const store_heterps_table *t, const char *model,
+                                           int devices, const char *placer);
 
 #endif

@@ -1,6 +1,7 @@
 -- sample_results.sql — a small results file written by hand (schema version 1 of store.c) for
 -- tests/e2e/report_plot.sh.  Build it with: sqlite3 sample.db < sample_results.sql
--- If the store's schema changes, change this file with it (and its schema_version).
+-- It stays a schema 1 file on purpose (no feasible, throughput, monetary_cost columns): report,
+-- export, merge and plot must read older files as they are.
 --
 -- Expected summary (derived by hand; means over the runs with status 0):
 --   alpha, 2, random                        ok 1, failed 0: initial 100, best 100,

@@ -68,6 +68,48 @@ static void check_embedding_table(const papers_embedding_table *t)
     }
 }
 
+/* Every method is named once, the reference's gaps are 0, and Table 2's brute-force times grow
+ * as T^L (spec §11: about x16 per 4 layers at T = 2, x256 at T = 4; within a factor of 2). */
+static void check_heterps_table(const papers_heterps_tables *t)
+{
+    const papers_heterps_method *ref = papers_heterps_find(t, t->reference);
+    assert_non_null(ref);
+    assert_true(ref->gap_pct.lo == 0 && ref->gap_pct.hi == 0);
+    for (int i = 0; i < t->n_methods; i++)
+        assert_ptr_equal(papers_heterps_find(t, t->methods[i].placer), &t->methods[i]);
+    for (int i = 1; i < t->n_bf; i++) {
+        assert_int_equal(t->bf[i].layers - t->bf[i - 1].layers, 4);
+        double r2 = t->bf[i].bf2_s / t->bf[i - 1].bf2_s, r4 = t->bf[i].bf4_s / t->bf[i - 1].bf4_s;
+        assert_true(r2 >= 8 && r2 <= 32);
+        assert_true(isnan(r4) || (r4 >= 128 && r4 <= 512));
+    }
+    assert_non_null(t->bf_placer);
+    assert_non_null(papers_heterps_find(t, t->rl_placer));
+}
+
+static void test_heterps(void **state)
+{
+    (void)state;
+    const papers_heterps_tables *t = papers_with_heterps()->heterps;
+    assert_float_equal(papers_heterps_find(t, "bo")->gap_pct.hi, 38.1, 1e-12);
+    assert_true(isnan(papers_heterps_find(t, "bo")->gap_pct.lo));
+    assert_float_equal(papers_heterps_find(t, "all-cpu")->gap_types_pct[2].hi, 20019, 1e-12);
+    assert_float_equal(papers_heterps_find(t, "greedy")->sched_s[1].hi, 0.27, 1e-12);
+    assert_null(papers_heterps_find(t, "placeto"));
+    assert_null(papers_heterps_find(NULL, "bo"));
+    assert_int_equal(papers_heterps_class(2), 0);
+    assert_int_equal(papers_heterps_class(16), 0);
+    assert_int_equal(papers_heterps_class(17), -1);
+    assert_int_equal(papers_heterps_class(64), 2);
+    assert_int_equal(papers_heterps_time_class(4), -1);
+    assert_int_equal(papers_heterps_time_class(32), 1);
+    /* The paper's methods in its order, then the others in their own. */
+    const char *const names[] = {"all-gpu", "zz", "heterps", "greedy"};
+    int expect[] = {2, 3, 0, 1};
+    for (int q = 0; q < 4; q++)
+        assert_int_equal(papers_heterps_display_at(t, names, 4, q), expect[q]);
+}
+
 static void test_registered(void **state)
 {
     (void)state;
@@ -75,16 +117,19 @@ static void test_registered(void **state)
     for (const papers_paper *p; (p = papers_at(n)); n++) {
         assert_non_null(p->name);
         assert_non_null(p->placer);
-        assert_true(p->orders || p->embeddings);
+        assert_true(p->orders || p->embeddings || p->heterps);
         if (p->orders)
             check_order_table(p->orders);
         if (p->embeddings)
             check_embedding_table(p->embeddings);
+        if (p->heterps)
+            check_heterps_table(p->heterps);
     }
-    assert_int_equal(n, 2);
+    assert_int_equal(n, 3);
     assert_null(papers_at(-1));
     assert_string_equal(papers_with_orders()->name, "traversal-order paper");
     assert_string_equal(papers_with_embeddings()->name, "embedding paper");
+    assert_string_equal(papers_with_heterps()->name, "HeterPS paper");
 }
 
 static void test_display_order(void **state)
@@ -103,6 +148,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_spot_checks),
+        cmocka_unit_test(test_heterps),
         cmocka_unit_test(test_registered),
         cmocka_unit_test(test_display_order),
     };
