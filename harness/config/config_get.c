@@ -240,7 +240,7 @@ int config_get_ints(lua_State *L, config_ctx *c, const char *name, long long lo,
                  i + 1);
         if (t == LUA_TTABLE)
             lua_rawgeti(L, v, i + 1);
-        long long value;
+        long long value = 0; /* set by config_integer_at on success */
         if (config_integer_at(L, c, -1, what, lo, hi, *line, &value))
             return PB_ERR;
         (*out)[i] = (int)value;
