@@ -124,10 +124,8 @@ static int bench_placer_option(bench_placer_args *a, const char *arg, const char
             return cli_error("bench placer: --episodes wants a positive integer, not '%s'", value);
         a->episodes = (int)v;
     } else if (strcmp(arg, "--seed") == 0) {
-        unsigned long long v = strtoull(value, &end, 10);
-        if (errno || end == value || *end || value[0] == '-')
+        if (cli_parse_u64(value, &a->seed))
             return cli_error("bench placer: --seed wants a non-negative integer, not '%s'", value);
-        a->seed = v;
     } else {
         return cli_error("bench placer: unknown argument '%s' (see 'placebench bench placer "
                          "--help')",

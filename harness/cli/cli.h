@@ -22,6 +22,9 @@ int cli_is_help(const char *arg);
 /* Parses a list of device counts such as "3,5,8" (each 1..4096, at most `max` of them) into
  * counts[0..*n).  Returns 0 (*n is 0 for ""), or -1 when `text` is no such list. */
 int cli_parse_devices(const char *text, int *counts, int max, int *n);
+/* Parses a whole decimal text (no sign, no overflow) into *out, such as a 64-bit seed.  Returns 0,
+ * or -1 when `text` is no such number. */
+int cli_parse_u64(const char *text, unsigned long long *out);
 
 /* The commands (one file each: cmd_<name>.c). */
 int cmd_run(int argc, char **argv);

@@ -84,8 +84,7 @@ static int bench_option(const char *arg, const char *value, bench_args *a)
         if (errno || !*value || *end || a->evals < 1)
             return cli_error("bench: --evals '%s' is not a positive number", value);
     } else if (strcmp(arg, "--seed") == 0) {
-        a->seed = strtoull(value, &end, 10);
-        if (errno || !*value || *end || value[0] == '-')
+        if (cli_parse_u64(value, &a->seed))
             return cli_error("bench: --seed '%s' is not a non-negative integer", value);
     } else if (strcmp(arg, "--simulator") == 0) {
         a->simulator = value;

@@ -43,12 +43,7 @@ typedef struct cmd_cluster_args {
 static int cmd_cluster_number(const char *text, unsigned long long lo, unsigned long long hi,
                               unsigned long long *out)
 {
-    if (!text[0] || text[0] == '-' || text[0] == '+')
-        return -1;
-    char *end;
-    errno = 0;
-    *out = strtoull(text, &end, 10);
-    return errno || *end || *out < lo || *out > hi ? -1 : 0;
+    return cli_parse_u64(text, out) || *out < lo || *out > hi ? -1 : 0;
 }
 
 /* Returns 0 on success, an exit status otherwise, -1 after printing the help (exit 0). */

@@ -33,17 +33,6 @@ typedef struct order_args {
     unsigned long long seed;
 } order_args;
 
-/* Parses a decimal seed; the whole text must be a number. */
-static int order_parse_seed(const char *text, unsigned long long *seed)
-{
-    if (!text[0] || text[0] == '-')
-        return -1;
-    char *end;
-    errno = 0;
-    *seed = strtoull(text, &end, 10);
-    return errno || *end ? -1 : 0;
-}
-
 /* Returns 0 on success, an exit status otherwise, -1 after printing the help (exit 0). */
 static int order_parse_args(int argc, char **argv, order_args *a)
 {
@@ -63,7 +52,7 @@ static int order_parse_args(int argc, char **argv, order_args *a)
             a->graph = value;
         else if (strcmp(arg, "--traversal") == 0)
             a->traversal = value;
-        else if (order_parse_seed(value, &a->seed))
+        else if (cli_parse_u64(value, &a->seed))
             return cli_error("order: --seed '%s' is not a non-negative integer", value);
     }
     if (!a->graph || !a->traversal)

@@ -114,12 +114,8 @@ static int place_numeric_arg(place_args *a, const char *arg, const char *value)
             return cli_error("place: --sim-calls wants a positive integer, not '%s'", value);
     } else if (strcmp(arg, "--seed") == 0) {
         /* Any 64-bit run seed, so that a stored run (export's seed column) can be re-run. */
-        char *end;
-        errno = 0;
-        unsigned long long seed = strtoull(value, &end, 10);
-        if (errno || end == value || *end || value[0] == '-' || value[0] == '+')
+        if (cli_parse_u64(value, &a->seed))
             return cli_error("place: --seed wants a non-negative integer, not '%s'", value);
-        a->seed = seed;
     } else {
         char *end;
         errno = 0;

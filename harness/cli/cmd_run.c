@@ -117,9 +117,7 @@ int cmd_run(int argc, char **argv)
                 return cli_error("--sample %s: need a number of runs >= 1", argv[i]);
             o.sample = (int)k;
         } else if (strcmp(a, "--sample-seed") == 0 && more) {
-            char *end;
-            o.sample_seed = strtoull(argv[++i], &end, 10);
-            if (*end || argv[i][0] == '-' || !argv[i][0])
+            if (cli_parse_u64(argv[++i], &o.sample_seed))
                 return cli_error("--sample-seed %s: need a non-negative integer", argv[i]);
             sample_seed_set = 1;
         } else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {

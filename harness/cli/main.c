@@ -56,6 +56,16 @@ int cli_is_help(const char *arg)
     return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0;
 }
 
+int cli_parse_u64(const char *text, unsigned long long *out)
+{
+    if (!text[0] || text[0] == '-' || text[0] == '+')
+        return -1;
+    char *end;
+    errno = 0;
+    *out = strtoull(text, &end, 10);
+    return errno || *end ? -1 : 0;
+}
+
 int cli_parse_devices(const char *text, int *counts, int max, int *n)
 {
     *n = 0;
