@@ -56,7 +56,8 @@ static int heterps_static_at(const heterps_profile *p, heterps_stage *st, int n,
                              double tau, heterps_result *r)
 {
     int idx[HETERPS_MAX_SPLIT], units[HETERPS_MAX_SPLIT];
-    double w[HETERPS_MAX_SPLIT] = {0}; /* GCC -O3 cannot see that m = 0 reads none */
+    double w[HETERPS_MAX_SPLIT];
+    w[0] = 0; /* GCC -O3 warns that w may be read uninitialised (m = 0 reads none) */
     int ps_share = which == HETERPS_STA_RATIO;
     int m = heterps_class(p, st, n, HETERPS_GPU, 0, tau, idx, w);
     if (!heterps_split(w, m, g, units))
