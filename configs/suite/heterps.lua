@@ -17,7 +17,7 @@ return experiment {
     -- HeterPS (Liu et al.) and its baselines
     { "heterps", rounds = 200 },
     { "rl-rnn", rounds = 200 },
-    { "bo", budget = 60 },
+    "bo",
     "genetic",
     "greedy",
     "all-cpu",
@@ -25,7 +25,7 @@ return experiment {
     "heuristic",
     "brute-force",
   },
-  sim_calls = 1000,
+  sim_calls = 200,
   timeout   = 300,
   repeats   = 2,
   seed      = 1,
@@ -37,7 +37,7 @@ return experiment {
                    "datasets/heterps/2emb.json", "datasets/heterps/nce.json" },
       placer   = { "single-device", "random", "heterps", "rl-rnn", "bo", "genetic", "greedy",
                    "all-cpu", "all-gpu", "heuristic", "brute-force" },
-      sim_calls = 5000,
+      sim_calls = 1000, -- BO fits its Gaussian process to every evaluation: ~270 s a run here
       timeout  = 1800,
       repeats  = 3,
     },
