@@ -287,7 +287,9 @@ typedef struct pb_eval {
     double *node_start_us;  /* [n_nodes of op graph] optional */
     double *node_end_us;    /* [n_nodes of op graph] optional */
     double throughput;      /* samples per second, 0 when not meaningful */
-    double monetary_cost;   /* USD per iteration, 0 when not meaningful */
+    /* USD, 0 when not meaningful; the simulator says what it covers (topology: one iteration;
+     * heterps: the whole training job, Formula 7). */
+    double monetary_cost;
     /* Transfers, for traces: per output port of the op graph ([port_start[n_nodes]]), when the
      * port's data left its device and when it arrived; -1 for a port that was not sent.  Optional
      * (NULL = not filled); a simulator that sends one transfer per port fills them. */
