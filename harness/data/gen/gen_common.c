@@ -611,7 +611,7 @@ typedef struct gen_grads {
     int n, cap;
 } gen_grads;
 
-#define GEN_MAX_PEND 64
+#define GEN_MAX_PEND 256
 
 typedef struct gen_bwd {
     gen_grads *acc; /* [n_fwd * GEN_MAX_PORTS] */

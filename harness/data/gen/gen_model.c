@@ -24,7 +24,8 @@ static const gen_model gen_models[] = {
      {{0, 1169, 548 * MiB, "TAG Table 3"}},
      1,
      NULL,
-     gen_vgg19_generate},
+     gen_vgg19_generate,
+     NULL},
     {"resnet101",
      "TAG",
      "tf.contrib.slim resnet_v2_101 at 224x224, sigmoid cross-entropy, Adam (whole GraphDef)",
@@ -36,7 +37,8 @@ static const gen_model gen_models[] = {
      {{0, 7951, 169 * MiB, "TAG Table 3"}},
      1,
      NULL,
-     gen_resnet101_generate},
+     gen_resnet101_generate,
+     NULL},
     {"inceptionv3",
      "TAG",
      "tf.contrib.slim inception_v3 at 224x224 (aux head), sigmoid cross-entropy, Adam (whole "
@@ -49,7 +51,8 @@ static const gen_model gen_models[] = {
      {{0, 5312, 90 * MiB, "TAG Table 3"}},
      1,
      NULL,
-     gen_inceptionv3_generate},
+     gen_inceptionv3_generate,
+     NULL},
     {"bert-small",
      "TAG",
      "google-research/bert, H = I = 1024, 4 layers, 16 heads, seq 128, SQuAD head, Adam (whole "
@@ -62,7 +65,8 @@ static const gen_model gen_models[] = {
      {{0, 5061, 98 * MiB, "TAG Table 3 (size without the embedding tables)"}},
      1,
      "word_embeddings",
-     gen_bert_small_generate},
+     gen_bert_small_generate,
+     NULL},
     {"bert-large",
      "TAG",
      "google-research/bert, H = I = 2048, 24 layers, 16 heads, seq 128, SQuAD head, Adam "
@@ -75,7 +79,8 @@ static const gen_model gen_models[] = {
      {{0, 26601, 2313 * MiB, "TAG Table 3 (size without the embedding tables)"}},
      1,
      "word_embeddings",
-     gen_bert_large_generate},
+     gen_bert_large_generate,
+     NULL},
     {"rnnlm",
      "GDP",
      "stacked LSTM language model (hidden 2048, vocabulary 10k), unrolled 48 steps, SGD",
@@ -87,7 +92,8 @@ static const gen_model gen_models[] = {
      {{2, 9021, 0, "GDP §6.3.3 / Table 1"}},
      1,
      NULL,
-     gen_rnnlm_generate},
+     gen_rnnlm_generate,
+     NULL},
     {"gnmt",
      "GDP",
      "tensorflow/nmt gnmt_v2 (1024 units, normed Bahdanau, vocabulary 32k), 50+50 steps, SGD",
@@ -101,7 +107,22 @@ static const gen_model gen_models[] = {
       {8, 83712, 0, "GDP §6.3 / Table 1"}},
      3,
      NULL,
-     gen_gnmt_generate},
+     gen_gnmt_generate,
+     NULL},
+    {"wavenet",
+     "GDP",
+     "ibab/tensorflow-wavenet, S stacks of 9 dilated layers (1..256), 32/32/512 channels, "
+     "receptive field + 4,096 samples, Adam",
+     64,
+     5,
+     1,
+     GEN_MODEL_MAX_WAVENET_STACKS,
+     "stacks of 9 dilated layers",
+     {{5, 4374, 0, "GDP §6.3.6"}, {10, 8516, 0, "GDP §6.3.6"}},
+     2,
+     NULL,
+     gen_wavenet_generate,
+     "s"},
     {"matchnet",
      "HeterPS",
      "multiview SimNet (GRU towers), layer chain",
@@ -113,7 +134,8 @@ static const gen_model gen_models[] = {
      {{0, 16, 0, "HeterPS §6.1: MATCHNET (16)"}},
      1,
      NULL,
-     gen_matchnet_generate},
+     gen_matchnet_generate,
+     NULL},
     {"ctrdnn",
      "HeterPS",
      "PaddleRec CTR-DNN with L-5 FC layers of 400, layer chain",
@@ -129,7 +151,8 @@ static const gen_model gen_models[] = {
       {7, 7, 0, "HeterPS §6.3: CTRDNN of 7 layers"}},
      5,
      NULL,
-     gen_ctrdnn_generate},
+     gen_ctrdnn_generate,
+     NULL},
     {"2emb",
      "HeterPS",
      "wide & deep with two embedding tables, layer chain",
@@ -141,7 +164,8 @@ static const gen_model gen_models[] = {
      {{0, 10, 0, "HeterPS §6.1: 2EMB (10)"}},
      1,
      NULL,
-     gen_2emb_generate},
+     gen_2emb_generate,
+     NULL},
     {"nce",
      "HeterPS",
      "skip-gram word2vec with NCE, layer chain",
@@ -153,7 +177,8 @@ static const gen_model gen_models[] = {
      {{0, 5, 0, "HeterPS §6.1: NCE (5)"}},
      1,
      NULL,
-     gen_nce_generate},
+     gen_nce_generate,
+     NULL},
 };
 
 int gen_model_count(void)
@@ -209,7 +234,7 @@ int gen_model_generate(const gen_model *m, const gen_model_args *a, pb_graph **o
                          m->min_layers, m->max_layers);
     char name[64];
     if (m->layers)
-        snprintf(name, sizeof name, "%s-%dl", m->name, full.layers);
+        snprintf(name, sizeof name, "%s-%d%s", m->name, full.layers, m->suffix ? m->suffix : "l");
     else
         snprintf(name, sizeof name, "%s", m->name);
     return m->generate(&full, name, out, err);

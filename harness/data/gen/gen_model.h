@@ -34,6 +34,9 @@ typedef struct gen_model_paper {
 
 #define GEN_MODEL_MAX_PAPER 6
 
+/* WaveNet accepts 1 <= stacks <= this. */
+#define GEN_MODEL_MAX_WAVENET_STACKS 16
+
 /* CTRDNN-L accepts 7 <= L <= this. */
 #define GEN_CTRDNN_MAX_LAYERS 64
 
@@ -52,6 +55,8 @@ typedef struct gen_model {
     const char *paper_param_exclude;
     /* Builds the graph; `a` has the defaults filled in.  *out is caller-owned (graph_free). */
     int (*generate)(const gen_model_args *a, const char *name, pb_graph **out, pb_error *err);
+    /* What follows the layer count in the graph's name ("<model>-<layers><suffix>"); NULL: "l". */
+    const char *suffix;
 } gen_model;
 
 /* The models in a fixed order; NULL past the end or for an unknown name. */
@@ -128,6 +133,7 @@ int gen_bert_large_generate(const gen_model_args *a, const char *name, pb_graph 
                             pb_error *err);
 int gen_rnnlm_generate(const gen_model_args *a, const char *name, pb_graph **out, pb_error *err);
 int gen_gnmt_generate(const gen_model_args *a, const char *name, pb_graph **out, pb_error *err);
+int gen_wavenet_generate(const gen_model_args *a, const char *name, pb_graph **out, pb_error *err);
 int gen_matchnet_generate(const gen_model_args *a, const char *name, pb_graph **out, pb_error *err);
 int gen_ctrdnn_generate(const gen_model_args *a, const char *name, pb_graph **out, pb_error *err);
 int gen_2emb_generate(const gen_model_args *a, const char *name, pb_graph **out, pb_error *err);
