@@ -75,10 +75,12 @@ int gen_model_generate(const gen_model *m, const gen_model_args *a, pb_graph **o
 /* ------------------------------------------------------------------ TF-slim layers (gen_slim.c) */
 
 enum {
-    GEN_SLIM_VALID = 1,   /* VALID padding (default SAME) */
-    GEN_SLIM_LINEAR = 2,  /* no ReLU */
-    GEN_SLIM_NO_BIAS = 4, /* no bias */
-    GEN_SLIM_BN = 8       /* slim.batch_norm instead of the bias */
+    GEN_SLIM_VALID = 1,       /* VALID padding (default SAME) */
+    GEN_SLIM_LINEAR = 2,      /* no ReLU */
+    GEN_SLIM_NO_BIAS = 4,     /* no bias */
+    GEN_SLIM_BN = 8,          /* slim.batch_norm instead of the bias */
+    GEN_SLIM_BN_UNFUSED = 16, /* slim.batch_norm(fused=False) instead of the bias */
+    GEN_SLIM_L2 = 32          /* slim.l2_regularizer on the weights (gen_add_loss) */
 };
 /* slim.conv2d in scope `scope` (a group): Conv2D reading "weights", then BiasAdd ("biases") or
  * batch norm, then ReLU, as `flags` say. */
@@ -87,6 +89,12 @@ gen_tensor gen_slim_conv(gen_ctx *g, const char *scope, gen_tensor x, int kh, in
 /* slim.batch_norm (center, no scale, training) with its moving-average updates; relu != 0
  * applies tf.nn.relu after it. */
 gen_tensor gen_slim_batch_norm(gen_ctx *g, gen_tensor x, int relu);
+/* slim.batch_norm(fused=False) (center, no scale, training): moments over all axes but the
+ * last, tf.nn.batch_normalization, and the moving-average updates. */
+gen_tensor gen_slim_batch_norm_unfused(gen_ctx *g, gen_tensor x);
+/* slim.l2_regularizer(scale)(w): scale * L2Loss(w) in "<w>/Regularizer/l2_regularizer", added to
+ * the regularization losses. */
+void gen_slim_l2_regularizer(gen_ctx *g, gen_tensor w);
 /* tf.nn.dropout (TF 1.x ops) on x. */
 gen_tensor gen_slim_dropout(gen_ctx *g, gen_tensor x);
 /* An element-wise op (Rsqrt, Exp, ...) whose gradient is one "<Type>Grad" op. */
@@ -127,6 +135,8 @@ int gen_resnet101_generate(const gen_model_args *a, const char *name, pb_graph *
                            pb_error *err);
 int gen_inceptionv3_generate(const gen_model_args *a, const char *name, pb_graph **out,
                              pb_error *err);
+int gen_inceptionv3_gdp_generate(const gen_model_args *a, const char *name, pb_graph **out,
+                                 pb_error *err);
 int gen_bert_small_generate(const gen_model_args *a, const char *name, pb_graph **out,
                             pb_error *err);
 int gen_bert_large_generate(const gen_model_args *a, const char *name, pb_graph **out,

@@ -21,6 +21,8 @@
  *   2384 MiB on their own).
  *   GDP §6.3 (and specs/gdp.md §10.2): RNNLM 2 layers 9,021; GNMT 2 / 4 / 8 layers 28,044 /
  *   46,600 / 83,712 (no parameter sizes given).
+ *   GDP §6.3.1: Inception-V3 at batch 64, "The Tensorflow graph of this model contains 24,713
+ *   operations".
  *   GDP §6.3.6: "An 5-stack WaveNet contains 4,374 operations and a 10-stack WaveNet contains
  *   8,516 operations".
  *   HeterPS §6.1: "MATCHNET (16), CTRDNN (16), 2EMB (10), and NCE (5), with the number of layers
@@ -43,6 +45,7 @@ static const zoo_target zoo_targets[] = {
     {"gnmt", 2, 28044, 0},
     {"gnmt", 4, 46600, 0},
     {"gnmt", 8, 83712, 0},
+    {"inceptionv3-gdp", 0, 24713, 0},
     {"wavenet", 5, 4374, 0},
     {"wavenet", 10, 8516, 0},
     {"matchnet", 0, 16, 0},
