@@ -614,8 +614,6 @@ typedef struct gen_grads {
     int n, cap;
 } gen_grads;
 
-#define GEN_MAX_PEND 256
-
 typedef struct gen_bwd {
     gen_grads *acc; /* [n_fwd * GEN_MAX_PORTS] */
     int n_fwd;
@@ -623,8 +621,8 @@ typedef struct gen_bwd {
     gen_tensor *vgrad;
     int n_var;
     /* Gradients of the op being differentiated, held back until they are gated. */
-    gen_tensor pend_x[GEN_MAX_PEND], pend_dy[GEN_MAX_PEND];
-    int n_pend, collecting;
+    gen_tensor *pend_x, *pend_dy;
+    int n_pend, cap_pend, collecting;
 } gen_bwd;
 
 static void gen_grad_add(gen_ctx *g, gen_bwd *b, gen_tensor x, gen_tensor dy)
@@ -660,9 +658,19 @@ static void gen_grad_push(gen_ctx *g, gen_bwd *b, gen_tensor x, gen_tensor dy)
     if (!g->ops[x.op].needs_grad && !(b->collecting && g->tf_graphdef))
         return;
     if (b->collecting) {
-        if (b->n_pend == GEN_MAX_PEND) {
-            gen_fail(g, "generator: an op has too many differentiable inputs");
-            return;
+        if (b->n_pend == b->cap_pend) {
+            int cap = b->cap_pend ? 2 * b->cap_pend : 16;
+            gen_tensor *px = realloc(b->pend_x, (size_t)cap * sizeof *px);
+            if (px)
+                b->pend_x = px;
+            gen_tensor *pd = realloc(b->pend_dy, (size_t)cap * sizeof *pd);
+            if (pd)
+                b->pend_dy = pd;
+            if (!px || !pd) {
+                gen_fail(g, "out of memory");
+                return;
+            }
+            b->cap_pend = cap;
         }
         b->pend_x[b->n_pend] = x;
         b->pend_dy[b->n_pend++] = dy;
@@ -1144,6 +1152,8 @@ static void gen_bwd_free(gen_bwd *b)
     free(b->acc);
     free(b->var);
     free(b->vgrad);
+    free(b->pend_x);
+    free(b->pend_dy);
 }
 
 /* ------------------------------------------------------------------ clipping and optimizers */

@@ -80,15 +80,20 @@ enum {
     GEN_SLIM_NO_BIAS = 4,     /* no bias */
     GEN_SLIM_BN = 8,          /* slim.batch_norm instead of the bias */
     GEN_SLIM_BN_UNFUSED = 16, /* slim.batch_norm(fused=False) instead of the bias */
-    GEN_SLIM_L2 = 32          /* slim.l2_regularizer on the weights (gen_add_loss) */
+    GEN_SLIM_L2 = 32,         /* slim.l2_regularizer on the weights (gen_add_loss) */
+    GEN_SLIM_SCOPE_ONLY = 64  /* the conv's scope is a name scope, not a group of its own */
 };
-/* slim.conv2d in scope `scope` (a group): Conv2D reading "weights", then BiasAdd ("biases") or
- * batch norm, then ReLU, as `flags` say. */
+/* slim.conv2d in scope `scope` (a group unless GEN_SLIM_SCOPE_ONLY): Conv2D reading "weights", then
+ * BiasAdd ("biases") or batch norm, then ReLU, as `flags` say. */
 gen_tensor gen_slim_conv(gen_ctx *g, const char *scope, gen_tensor x, int kh, int kw, int cout,
                          int stride, int flags);
 /* slim.batch_norm (center, no scale, training) with its moving-average updates; relu != 0
  * applies tf.nn.relu after it. */
 gen_tensor gen_slim_batch_norm(gen_ctx *g, gen_tensor x, int relu);
+/* The same in scope `scope`, with a trainable gamma when scale != 0 (AmoebaNet's batch_norm). */
+gen_tensor gen_slim_batch_norm_named(gen_ctx *g, const char *scope, gen_tensor x, int scale);
+/* The same in scope `scope`, with a trainable gamma when scale != 0 (AmoebaNet's batch_norm). */
+gen_tensor gen_slim_batch_norm_named(gen_ctx *g, const char *scope, gen_tensor x, int scale);
 /* slim.batch_norm(fused=False) (center, no scale, training): moments over all axes but the
  * last, tf.nn.batch_normalization, and the moving-average updates. */
 gen_tensor gen_slim_batch_norm_unfused(gen_ctx *g, gen_tensor x);
@@ -143,6 +148,8 @@ int gen_bert_large_generate(const gen_model_args *a, const char *name, pb_graph 
                             pb_error *err);
 int gen_rnnlm_generate(const gen_model_args *a, const char *name, pb_graph **out, pb_error *err);
 int gen_gnmt_generate(const gen_model_args *a, const char *name, pb_graph **out, pb_error *err);
+int gen_amoebanet_generate(const gen_model_args *a, const char *name, pb_graph **out,
+                           pb_error *err);
 int gen_wavenet_generate(const gen_model_args *a, const char *name, pb_graph **out, pb_error *err);
 int gen_matchnet_generate(const gen_model_args *a, const char *name, pb_graph **out, pb_error *err);
 int gen_ctrdnn_generate(const gen_model_args *a, const char *name, pb_graph **out, pb_error *err);

@@ -12,7 +12,7 @@ static long long gen_slim_out(long long in, int k, int stride, int valid)
 gen_tensor gen_slim_conv(gen_ctx *g, const char *scope, gen_tensor x, int kh, int kw, int cout,
                          int stride, int flags)
 {
-    gen_push(g, GEN_GROUP, "%s", scope);
+    gen_push(g, flags & GEN_SLIM_SCOPE_ONLY ? GEN_SCOPE : GEN_GROUP, "%s", scope);
     flags |= flags & GEN_SLIM_LINEAR ? g->slim_scope & GEN_SLIM_L2 : g->slim_scope;
     gen_shape s = gen_shape_of(g, x);
     int valid = (flags & GEN_SLIM_VALID) != 0;
@@ -105,12 +105,14 @@ void gen_slim_l2_regularizer(gen_ctx *g, gen_tensor w)
  * moving_mean / moving_variance variables (not trainable) and their AssignMovingAvg updates
  * (decay Const, sub, sub_1, mul, AssignSub each), which TensorFlow keeps in UPDATE_OPS.
  */
-gen_tensor gen_slim_batch_norm(gen_ctx *g, gen_tensor x, int relu)
+gen_tensor gen_slim_batch_norm_named(gen_ctx *g, const char *scope, gen_tensor x, int scale)
 {
-    gen_push(g, GEN_SCOPE, "BatchNorm");
+    gen_push(g, GEN_SCOPE, "%s", scope);
     gen_shape s = gen_shape_of(g, x), c = gen_shape1(s.d[s.rank - 1]);
-    gen_tensor gamma = gen_const(g, "Const", c);
+    gen_tensor gamma = scale ? GEN_NONE : gen_const(g, "Const", c);
     gen_tensor beta = gen_variable(g, "beta", c);
+    if (scale)
+        gamma = gen_variable(g, "gamma", c);
     gen_tensor in[3] = {x, gamma, beta};
     gen_shape o[3] = {s, c, c};
     gen_tensor y = gen_op_emit(g, "FusedBatchNorm", "FusedBatchNorm", GEN_GRAD_BATCHNORM, in, 3, o,
@@ -120,6 +122,12 @@ gen_tensor gen_slim_batch_norm(gen_ctx *g, gen_tensor x, int relu)
         gen_slim_moving_average(g, avg, gen_port(y, k));
     }
     gen_pop(g);
+    return y;
+}
+
+gen_tensor gen_slim_batch_norm(gen_ctx *g, gen_tensor x, int relu)
+{
+    gen_tensor y = gen_slim_batch_norm_named(g, "BatchNorm", x, 0);
     return relu ? gen_unary(g, "Relu", y) : y;
 }
 

@@ -23,6 +23,8 @@
  *   46,600 / 83,712 (no parameter sizes given).
  *   GDP §6.3.1: Inception-V3 at batch 64, "The Tensorflow graph of this model contains 24,713
  *   operations".
+ *   GDP §6.3.2: AmoebaNet at batch 64, "The Tensorflow graphs contains 9,430 operations" (the
+ *   number of normal cells, 8, is the spec's calibration knob; see gen_amoebanet.c).
  *   GDP §6.3.6: "An 5-stack WaveNet contains 4,374 operations and a 10-stack WaveNet contains
  *   8,516 operations".
  *   HeterPS §6.1: "MATCHNET (16), CTRDNN (16), 2EMB (10), and NCE (5), with the number of layers
@@ -46,6 +48,7 @@ static const zoo_target zoo_targets[] = {
     {"gnmt", 4, 46600, 0},
     {"gnmt", 8, 83712, 0},
     {"inceptionv3-gdp", 0, 24713, 0},
+    {"amoebanet", 8, 9430, 0},
     {"wavenet", 5, 4374, 0},
     {"wavenet", 10, 8516, 0},
     {"matchnet", 0, 16, 0},
