@@ -107,6 +107,8 @@ gen_tensor gen_slim_unary(gen_ctx *g, const char *type, gen_tensor x);
 /* tf.contrib.layers.layer_norm over the last axis (scope "LayerNorm": beta, gamma, moments,
  * rsqrt, scale and shift). */
 gen_tensor gen_slim_layer_norm(gen_ctx *g, gen_tensor x);
+/* The same with given beta and gamma reads (a layer norm whose variables are shared). */
+gen_tensor gen_slim_layer_norm_with(gen_ctx *g, gen_tensor x, gen_tensor beta, gen_tensor gamma);
 /* reduce_sum(sigmoid_cross_entropy_with_logits(labels, logits)): a scalar loss. */
 gen_tensor gen_slim_sigmoid_loss(gen_ctx *g, gen_tensor logits, gen_tensor labels);
 
@@ -150,6 +152,8 @@ int gen_rnnlm_generate(const gen_model_args *a, const char *name, pb_graph **out
 int gen_gnmt_generate(const gen_model_args *a, const char *name, pb_graph **out, pb_error *err);
 int gen_amoebanet_generate(const gen_model_args *a, const char *name, pb_graph **out,
                            pb_error *err);
+int gen_transformer_xl_generate(const gen_model_args *a, const char *name, pb_graph **out,
+                                pb_error *err);
 int gen_wavenet_generate(const gen_model_args *a, const char *name, pb_graph **out, pb_error *err);
 int gen_matchnet_generate(const gen_model_args *a, const char *name, pb_graph **out, pb_error *err);
 int gen_ctrdnn_generate(const gen_model_args *a, const char *name, pb_graph **out, pb_error *err);

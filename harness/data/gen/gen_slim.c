@@ -213,6 +213,13 @@ gen_tensor gen_slim_layer_norm(gen_ctx *g, gen_tensor x)
     gen_push(g, GEN_SCOPE, "LayerNorm");
     gen_shape s = gen_shape_of(g, x), c = gen_shape1(s.d[s.rank - 1]);
     gen_tensor beta = gen_variable(g, "beta", c), gamma = gen_variable(g, "gamma", c);
+    gen_tensor y = gen_slim_layer_norm_with(g, x, beta, gamma);
+    gen_pop(g);
+    return y;
+}
+
+gen_tensor gen_slim_layer_norm_with(gen_ctx *g, gen_tensor x, gen_tensor beta, gen_tensor gamma)
+{
     gen_push(g, GEN_SCOPE, "moments");
     gen_tensor mean = gen_slim_mean(g, x);
     gen_shape ms = gen_shape_of(g, mean);
@@ -227,7 +234,6 @@ gen_tensor gen_slim_layer_norm(gen_ctx *g, gen_tensor x)
     gen_tensor xs = gen_broadcast(g, "Mul", x, inv);
     gen_tensor shift = gen_broadcast(g, "Sub", beta, gen_broadcast(g, "Mul", mean, inv));
     gen_tensor y = gen_broadcast(g, "AddV2", xs, shift);
-    gen_pop(g);
     gen_pop(g);
     return y;
 }
