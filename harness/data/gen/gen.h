@@ -87,7 +87,7 @@ double gen_roofline_us(double flops, double bytes);
 
 /* ------------------------------------------------------------------ shapes and tensors */
 
-#define GEN_MAX_PORTS 4
+#define GEN_MAX_PORTS 8
 
 typedef struct gen_shape {
     int rank;

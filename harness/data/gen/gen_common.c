@@ -371,8 +371,8 @@ static void gen_tf_initialize(gen_ctx *g, int v, int random)
 static int gen_is_weight(const char *name)
 {
     static const char *const weights[] = {
-        "w",         "weights",   "kernel", "depthwise_weights", "pointwise_weights",
-        "embedding", "embeddings"};
+        "w",         "weights",    "kernel",      "depthwise_weights", "pointwise_weights",
+        "embedding", "embeddings", "embed_lookup"};
     for (size_t i = 0; i < sizeof weights / sizeof weights[0]; i++)
         if (strcmp(name, weights[i]) == 0)
             return 1;

@@ -144,6 +144,8 @@ int gen_inceptionv3_generate(const gen_model_args *a, const char *name, pb_graph
                              pb_error *err);
 int gen_inceptionv3_gdp_generate(const gen_model_args *a, const char *name, pb_graph **out,
                                  pb_error *err);
+int gen_transformer_generate(const gen_model_args *a, const char *name, pb_graph **out,
+                             pb_error *err);
 int gen_bert_small_generate(const gen_model_args *a, const char *name, pb_graph **out,
                             pb_error *err);
 int gen_bert_large_generate(const gen_model_args *a, const char *name, pb_graph **out,

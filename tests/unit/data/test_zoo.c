@@ -15,10 +15,10 @@
 
 /*
  * The papers' figures, copied from the papers (not from gen_model.c):
- *   TAG Table 3 (op counts; "parameter size" in MiB): InceptionV3 5312 / 90, ResNet101
- *   7951 / 169, VGG19 1169 / 548, BERT-Small 5061 / 98, BERT-Large 26601 / 2313 (BERT's
- *   sizes without the word-embedding table: 305,220 x 1024 or x 2048 floats would be 1192 or
- *   2384 MiB on their own).
+ *   TAG Table 3 (op counts; "parameter size" in MiB): InceptionV3 5312 / 90,
+ *   ResNet101 7951 / 169, VGG19 1169 / 548, Transformer 16859 / 407, BERT-Small 5061 / 98,
+ *   BERT-Large 26601 / 2313 (BERT's sizes without the word-embedding table: 305,220 x 1024 or
+ *   x 2048 floats would be 1192 or 2384 MiB on their own).
  *   GDP §6.3 (and specs/gdp.md §10.2): RNNLM 2 layers 9,021; GNMT 2 / 4 / 8 layers 28,044 /
  *   46,600 / 83,712 (no parameter sizes given).
  *   GDP §6.3.1: Inception-V3 at batch 64, "The Tensorflow graph of this model contains 24,713
@@ -27,8 +27,9 @@
  *   number of normal cells, 8, is the spec's calibration knob; see gen_amoebanet.c).
  *   GDP §6.3.6: "An 5-stack WaveNet contains 4,374 operations and a 10-stack WaveNet contains
  *   8,516 operations".
- *   HeterPS §6.1: "MATCHNET (16), CTRDNN (16), 2EMB (10), and NCE (5), with the number of layers
- *   in parenthesis"; §6.2 CTRDNN with 8, 12, 16 and 20 layers; §6.3 "a CTRDNN of 7 layers".
+ *   HeterPS §6.1: "MATCHNET (16), CTRDNN (16), 2EMB (10), and NCE (5), with the number of
+ *   layers in parenthesis"; §6.2 CTRDNN with 8, 12, 16 and 20 layers; §6.3 "a CTRDNN of 7
+ *   layers".
  */
 typedef struct zoo_target {
     const char *model;
@@ -41,6 +42,7 @@ static const zoo_target zoo_targets[] = {
     {"inceptionv3", 0, 5312, 90},
     {"resnet101", 0, 7951, 169},
     {"vgg19", 0, 1169, 548},
+    {"transformer", 0, 16859, 407},
     {"bert-small", 0, 5061, 98},
     {"bert-large", 0, 26601, 2313},
     {"rnnlm", 2, 9021, 0},
