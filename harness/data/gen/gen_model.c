@@ -56,7 +56,7 @@ static const gen_model gen_models[] = {
     {"transformer",
      "TAG",
      "lilianweng/transformer-tensorflow, 6+6 layers, d 512, ff 2048, 8 heads, seq 10, WMT'14 "
-     "50k vocabularies, its Adam and TAG's (whole GraphDef)",
+     "50k vocabularies, TAG's Adam (whole GraphDef)",
      480,
      0,
      0,

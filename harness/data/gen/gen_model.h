@@ -69,7 +69,7 @@ void gen_model_names(char *buf, size_t size);
 const gen_model_paper *gen_model_figure(const gen_model *m, int layers);
 
 /* Fills the defaults into a copy of *a (batch, layers when 0) and checks the ranges; the graph is
- * named "<model>", or "<model>-<layers>l" for a model with layers.  *out is caller-owned. */
+ * named "<model>", or "<model>-<layers><suffix>" for a model with layers.  *out is caller-owned. */
 int gen_model_generate(const gen_model *m, const gen_model_args *a, pb_graph **out, pb_error *err);
 
 /* ------------------------------------------------------------------ TF-slim layers (gen_slim.c) */
