@@ -97,6 +97,7 @@ typedef struct gen_shape {
 gen_shape gen_shape0(void);
 gen_shape gen_shape1(long long a);
 gen_shape gen_shape2(long long a, long long b);
+gen_shape gen_shape3(long long a, long long b, long long c);
 gen_shape gen_shape4(long long a, long long b, long long c, long long d);
 double gen_shape_elems(gen_shape s);
 /* 4 bytes per element (float32 values and int32 indices alike). */

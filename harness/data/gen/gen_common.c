@@ -110,6 +110,11 @@ gen_shape gen_shape2(long long a, long long b)
     return (gen_shape){2, {a, b, 1, 1}};
 }
 
+gen_shape gen_shape3(long long a, long long b, long long c)
+{
+    return (gen_shape){3, {a, b, c, 1}};
+}
+
 gen_shape gen_shape4(long long a, long long b, long long c, long long d)
 {
     return (gen_shape){4, {a, b, c, d}};

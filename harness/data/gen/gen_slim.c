@@ -59,6 +59,28 @@ static gen_tensor gen_slim_moment(gen_ctx *g, gen_tensor x)
     return gen_op_emit(g, "Mean", "Mean", GEN_GRAD_MEAN, &x, 1, &o, 1, gen_shape_elems(s));
 }
 
+/* A reduction over the last axis keeping it (Mean and its reduction-indices Const). */
+static gen_tensor gen_slim_mean(gen_ctx *g, gen_tensor x)
+{
+    gen_shape s = gen_shape_of(g, x), o = s;
+    o.d[o.rank - 1] = 1;
+    gen_const(g, "reduction_indices", gen_shape1(1));
+    return gen_op_emit(g, "Mean", "Mean", GEN_GRAD_MEAN, &x, 1, &o, 1, gen_shape_elems(s));
+}
+
+/* tf.nn.moments: the mean (over every axis but the last when all_but_last, else over the last),
+ * its StopGradient, the SquaredDifference and its mean, in the current scope. */
+static void gen_slim_moments(gen_ctx *g, gen_tensor x, int all_but_last, gen_tensor *mean,
+                             gen_tensor *var)
+{
+    *mean = all_but_last ? gen_slim_moment(g, x) : gen_slim_mean(g, x);
+    gen_shape ms = gen_shape_of(g, *mean);
+    gen_tensor sg =
+        gen_op_emit(g, "StopGradient", "StopGradient", GEN_GRAD_NONE, mean, 1, &ms, 1, 0);
+    gen_tensor d = gen_broadcast(g, "SquaredDifference", x, sg);
+    *var = all_but_last ? gen_slim_moment(g, d) : gen_slim_mean(g, d);
+}
+
 gen_tensor gen_slim_batch_norm_unfused(gen_ctx *g, gen_tensor x)
 {
     gen_push(g, GEN_SCOPE, "BatchNorm");
@@ -66,11 +88,8 @@ gen_tensor gen_slim_batch_norm_unfused(gen_ctx *g, gen_tensor x)
     gen_tensor beta = gen_variable(g, "beta", c);
     gen_tensor avg[2] = {gen_variable(g, "moving_mean", c), gen_variable(g, "moving_variance", c)};
     gen_push(g, GEN_SCOPE, "moments");
-    gen_tensor mean = gen_slim_moment(g, x);
-    gen_shape ms = gen_shape_of(g, mean);
-    gen_tensor sg =
-        gen_op_emit(g, "StopGradient", "StopGradient", GEN_GRAD_NONE, &mean, 1, &ms, 1, 0);
-    gen_tensor var = gen_slim_moment(g, gen_broadcast(g, "SquaredDifference", x, sg));
+    gen_tensor mean, var;
+    gen_slim_moments(g, x, 1, &mean, &var);
     gen_tensor m[2];
     m[0] = gen_op_emit(g, "Squeeze", "Squeeze", GEN_GRAD_RESHAPE, &mean, 1, &c, 1, 0);
     m[1] = gen_op_emit(g, "Squeeze", "Squeeze_1", GEN_GRAD_RESHAPE, &var, 1, &c, 1, 0);
@@ -198,15 +217,6 @@ gen_tensor gen_slim_unary(gen_ctx *g, const char *type, gen_tensor x)
     return gen_op_emit(g, type, type, GEN_GRAD_UNARY, &x, 1, &s, 1, 4.0 * gen_shape_elems(s));
 }
 
-/* A reduction over the last axis keeping it (Mean and its reduction-indices Const). */
-static gen_tensor gen_slim_mean(gen_ctx *g, gen_tensor x)
-{
-    gen_shape s = gen_shape_of(g, x), o = s;
-    o.d[o.rank - 1] = 1;
-    gen_const(g, "reduction_indices", gen_shape1(1));
-    return gen_op_emit(g, "Mean", "Mean", GEN_GRAD_MEAN, &x, 1, &o, 1, gen_shape_elems(s));
-}
-
 /* tf.contrib.layers.layer_norm over the last axis. */
 gen_tensor gen_slim_layer_norm(gen_ctx *g, gen_tensor x)
 {
@@ -221,11 +231,8 @@ gen_tensor gen_slim_layer_norm(gen_ctx *g, gen_tensor x)
 gen_tensor gen_slim_layer_norm_with(gen_ctx *g, gen_tensor x, gen_tensor beta, gen_tensor gamma)
 {
     gen_push(g, GEN_SCOPE, "moments");
-    gen_tensor mean = gen_slim_mean(g, x);
-    gen_shape ms = gen_shape_of(g, mean);
-    gen_tensor sg =
-        gen_op_emit(g, "StopGradient", "StopGradient", GEN_GRAD_NONE, &mean, 1, &ms, 1, 0);
-    gen_tensor var = gen_slim_mean(g, gen_broadcast(g, "SquaredDifference", x, sg));
+    gen_tensor mean, var;
+    gen_slim_moments(g, x, 0, &mean, &var);
     gen_pop(g);
     gen_push(g, GEN_SCOPE, "batchnorm");
     gen_tensor inv = gen_slim_unary(

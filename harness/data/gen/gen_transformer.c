@@ -42,11 +42,6 @@
 #define GEN_TF_LAYERS 6
 #define GEN_TF_VOCAB 50001
 
-static gen_shape gen_tf_shape3(long long a, long long b, long long c)
-{
-    return (gen_shape){3, {a, b, c, 1}};
-}
-
 /* A Transpose with its perm Const. */
 static gen_tensor gen_tf_transpose(gen_ctx *g, gen_tensor x, gen_shape to)
 {
@@ -66,13 +61,23 @@ static gen_tensor gen_tf_dense(gen_ctx *g, const char *scope, gen_tensor x, int 
     gen_tensor a = gen_reshape(g, gen_tf_transpose(g, x, s), gen_shape2(rows, k));
     gen_tensor b =
         gen_reshape(g, gen_tf_transpose(g, w, gen_shape2(k, units)), gen_shape2(k, units));
-    gen_tensor y = gen_reshape(g, gen_matmul(g, a, b, 0), gen_tf_shape3(s.d[0], s.d[1], units));
+    gen_tensor y = gen_reshape(g, gen_matmul(g, a, b, 0), gen_shape3(s.d[0], s.d[1], units));
     gen_pop(g);
     y = gen_bias_add(g, y, bias);
     if (relu)
         y = gen_unary(g, "Relu", y);
     gen_pop(g);
     return y;
+}
+
+/* A sublayer's end: the dense layer to d_model (no activation), then tf.nn.dropout. */
+static gen_tensor gen_tf_dense_dropout(gen_ctx *g, const char *scope, gen_tensor x)
+{
+    x = gen_tf_dense(g, scope, x, GEN_TF_D, 0);
+    gen_push(g, GEN_GROUP, "dropout");
+    x = gen_slim_dropout(g, x);
+    gen_pop(g);
+    return x;
 }
 
 /* tf.concat(tf.split(x, 8, axis=2), axis=0): [B, S, d] -> [8B, S, d/8]. */
@@ -82,7 +87,7 @@ static gen_tensor gen_tf_split_heads(gen_ctx *g, gen_tensor x)
     gen_tensor parts = gen_split(g, x, GEN_TF_HEADS), p[GEN_TF_HEADS];
     for (int h = 0; h < GEN_TF_HEADS; h++)
         p[h] = gen_port(parts, h);
-    gen_shape o = gen_tf_shape3(s.d[0] * GEN_TF_HEADS, s.d[1], s.d[2] / GEN_TF_HEADS);
+    gen_shape o = gen_shape3(s.d[0] * GEN_TF_HEADS, s.d[1], s.d[2] / GEN_TF_HEADS);
     return gen_op_emit(g, "ConcatV2", "concat", GEN_GRAD_CONCAT, p, GEN_TF_HEADS, &o, 1, 0);
 }
 
@@ -99,7 +104,7 @@ static gen_tensor gen_tf_merge_heads(gen_ctx *g, gen_tensor x)
                p[GEN_TF_HEADS];
     for (int h = 0; h < GEN_TF_HEADS; h++)
         p[h] = gen_port(parts, h);
-    gen_shape o = gen_tf_shape3(part.d[0], s.d[1], s.d[2] * GEN_TF_HEADS);
+    gen_shape o = gen_shape3(part.d[0], s.d[1], s.d[2] * GEN_TF_HEADS);
     return gen_op_emit(g, "ConcatV2", "concat", GEN_GRAD_CONCAT, p, GEN_TF_HEADS, &o, 1, 0);
 }
 
@@ -117,10 +122,10 @@ static gen_tensor gen_tf_attention(gen_ctx *g, const char *scope, gen_tensor que
     v = gen_tf_split_heads(g, v);
     gen_shape ks = gen_shape_of(g, k);
     gen_tensor out =
-        gen_matmul(g, q, gen_tf_transpose(g, k, gen_tf_shape3(ks.d[0], ks.d[2], ks.d[1])), 0);
+        gen_matmul(g, q, gen_tf_transpose(g, k, gen_shape3(ks.d[0], ks.d[2], ks.d[1])), 0);
     gen_shape os = gen_shape_of(g, out), scalar = gen_shape0();
     if (masked) { /* construct_binary_mask: tile(expand_dims(Const)) */
-        gen_tensor m = gen_const(g, "Const", gen_tf_shape3(1, os.d[1], os.d[2]));
+        gen_tensor m = gen_const(g, "Const", gen_shape3(1, os.d[1], os.d[2]));
         m = gen_op_emit(g, "Tile", "Tile", GEN_GRAD_NONE, &m, 1, &os, 1, 0);
         gen_tensor one[2] = {gen_const(g, "sub/x", scalar), m};
         gen_tensor neg =
@@ -136,10 +141,7 @@ static gen_tensor gen_tf_attention(gen_ctx *g, const char *scope, gen_tensor que
     out = gen_softmax(g, gen_broadcast(g, "RealDiv", out, d));
     out = gen_tf_merge_heads(g, gen_matmul(g, out, v, 0));
     gen_pop(g);
-    out = gen_tf_dense(g, "dense_3", out, GEN_TF_D, 0);
-    gen_push(g, GEN_GROUP, "dropout");
-    out = gen_slim_dropout(g, out);
-    gen_pop(g);
+    out = gen_tf_dense_dropout(g, "dense_3", out);
     gen_pop(g);
     return out;
 }
@@ -147,11 +149,7 @@ static gen_tensor gen_tf_attention(gen_ctx *g, const char *scope, gen_tensor que
 static gen_tensor gen_tf_ff(gen_ctx *g, gen_tensor x)
 {
     gen_push(g, GEN_SCOPE, "ff");
-    x = gen_tf_dense(g, "dense", x, GEN_TF_FF, 1);
-    x = gen_tf_dense(g, "dense_1", x, GEN_TF_D, 0);
-    gen_push(g, GEN_GROUP, "dropout");
-    x = gen_slim_dropout(g, x);
-    gen_pop(g);
+    x = gen_tf_dense_dropout(g, "dense_1", gen_tf_dense(g, "dense", x, GEN_TF_FF, 1));
     gen_pop(g);
     return x;
 }
@@ -172,7 +170,7 @@ static gen_tensor gen_tf_add_norm(gen_ctx *g, int index, gen_tensor x, gen_tenso
 static gen_tensor gen_tf_preprocess(gen_ctx *g, const char *scope, gen_tensor ids, int batch)
 {
     gen_push(g, GEN_GROUP, "%s", scope);
-    gen_shape s = gen_tf_shape3(batch, GEN_TF_SEQ, GEN_TF_D), seq = gen_shape1(GEN_TF_SEQ);
+    gen_shape s = gen_shape3(batch, GEN_TF_SEQ, GEN_TF_D), seq = gen_shape1(GEN_TF_SEQ);
     gen_tensor table = gen_variable(g, "embed_lookup", gen_shape2(GEN_TF_VOCAB, GEN_TF_D));
     gen_tensor in[2] = {table, ids};
     gen_tensor x = gen_op_emit(g, "GatherV2", "embedding_lookup", GEN_GRAD_GATHER, in, 2, &s, 1, 0);
@@ -216,7 +214,7 @@ int gen_transformer_generate(const gen_model_args *a, const char *name, pb_graph
     }
     gen_tensor logits = gen_tf_dense(&g, "dense", x, GEN_TF_VOCAB, 0);
     gen_push(&g, GEN_GROUP, "loss");
-    gen_shape oh = gen_tf_shape3(b, GEN_TF_SEQ, GEN_TF_VOCAB), scalar = gen_shape0();
+    gen_shape oh = gen_shape3(b, GEN_TF_SEQ, GEN_TF_VOCAB), scalar = gen_shape0();
     double e = gen_shape_elems(oh);
     gen_tensor labels = gen_op_emit(&g, "OneHot", "one_hot", GEN_GRAD_NONE, &target, 1, &oh, 1, e);
     gen_tensor ls[2] = {gen_const(&g, "mul/x", scalar), labels};

@@ -44,11 +44,6 @@
 #define GEN_TXL_SEGMENTS 4
 #define GEN_TXL_MAX_LAYERS 16
 
-static gen_shape gen_txl_shape3(long long a, long long b, long long c)
-{
-    return (gen_shape){3, {a, b, c, 1}};
-}
-
 /* A dense layer without bias (tf.layers.dense(use_bias=False)) named `scope`: [n, k] -> [n, u]. */
 static gen_tensor gen_txl_proj(gen_ctx *g, gen_tensor x, gen_tensor kernel)
 {
@@ -93,23 +88,23 @@ static gen_tensor gen_txl_layer_step(gen_ctx *g, const gen_txl_layer *w, const g
                                 &(gen_shape){2, {q * B, H * D, 1, 1}}, 1, 0);
     gen_tensor rw_q = gen_broadcast(g, "AddV2", wq, s->r_w_bias);
     gen_tensor rr_q = gen_broadcast(g, "AddV2", wq, s->r_r_bias);
-    gen_tensor qh = gen_txl_to_heads(g, rw_q, gen_shape4(q, B, H, D), gen_txl_shape3(B * H, q, D));
-    gen_tensor kh = gen_txl_to_heads(g, gen_port(heads, 1), gen_shape4(k, B, H, D),
-                                     gen_txl_shape3(B * H, k, D));
-    gen_tensor vh = gen_txl_to_heads(g, gen_port(heads, 2), gen_shape4(k, B, H, D),
-                                     gen_txl_shape3(B * H, k, D));
+    gen_tensor qh = gen_txl_to_heads(g, rw_q, gen_shape4(q, B, H, D), gen_shape3(B * H, q, D));
+    gen_tensor kh =
+        gen_txl_to_heads(g, gen_port(heads, 1), gen_shape4(k, B, H, D), gen_shape3(B * H, k, D));
+    gen_tensor vh =
+        gen_txl_to_heads(g, gen_port(heads, 2), gen_shape4(k, B, H, D), gen_shape3(B * H, k, D));
     gen_tensor ac = gen_txl_bmm(g, qh, kh, 1);
     /* BD: per head [q*B, D] x [D, k], then rel_shift and the AC layout */
-    gen_tensor rq = gen_txl_to_heads(g, rr_q, gen_shape4(q, B, H, D), gen_txl_shape3(H, q * B, D));
-    gen_tensor rk = gen_txl_to_heads(g, r_k, gen_txl_shape3(k, H, D), gen_txl_shape3(H, k, D));
+    gen_tensor rq = gen_txl_to_heads(g, rr_q, gen_shape4(q, B, H, D), gen_shape3(H, q * B, D));
+    gen_tensor rk = gen_txl_to_heads(g, r_k, gen_shape3(k, H, D), gen_shape3(H, k, D));
     gen_tensor bd = gen_txl_bmm(g, rq, rk, 1);
-    gen_shape padded = gen_txl_shape3(H, q * B, k + 1);
+    gen_shape padded = gen_shape3(H, q * B, k + 1);
     bd = gen_op_emit(g, "Pad", "Pad", GEN_GRAD_CONCAT, &bd, 1, &padded, 1, 0);
-    bd = gen_reshape(g, bd, gen_txl_shape3(H, k + 1, q * B));
+    bd = gen_reshape(g, bd, gen_shape3(H, k + 1, q * B));
     bd = gen_op_emit(g, "Slice", "Slice", GEN_GRAD_SLICE, &bd, 1, &(gen_shape){3, {H, k, q * B, 1}},
                      1, 0);
-    bd = gen_reshape(g, bd, gen_txl_shape3(H, q * B, k));
-    gen_shape score_s = gen_txl_shape3(B * H, q, k);
+    bd = gen_reshape(g, bd, gen_shape3(H, q * B, k));
+    gen_shape score_s = gen_shape3(B * H, q, k);
     bd = gen_op_emit(g, "Transpose", "transpose", GEN_GRAD_TRANSPOSE, &bd, 1, &score_s, 1, 0);
     gen_tensor score = gen_binary(g, "AddV2", ac, bd);
     score = gen_broadcast(g, "Mul", score, gen_const(g, "scale", gen_shape0()));
@@ -174,7 +169,7 @@ static void gen_txl_positions(gen_ctx *g, gen_txl_shared *s)
         gen_op_emit(g, "Cos", "Cos", GEN_GRAD_NONE, &outer, 1, &half, 1, gen_shape_elems(half))};
     s->pos = gen_concat(g, sc, 2);
     /* the causal mask over [memory; segment] and the two factors it is applied with */
-    gen_shape ms = gen_txl_shape3(1, q, k), scalar = gen_shape0();
+    gen_shape ms = gen_shape3(1, q, k), scalar = gen_shape0();
     gen_tensor m = gen_op_emit(g, "MatrixBandPart", "MatrixBandPart", GEN_GRAD_NONE, NULL, 0, &ms,
                                1, gen_shape_elems(ms));
     gen_tensor one[2] = {gen_const(g, "sub/x", scalar), m};
