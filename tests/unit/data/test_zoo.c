@@ -229,6 +229,13 @@ static void test_zoo_annotations(void **state)
     (void)state;
     zoo_check_annotations("vgg19", 0);
     zoo_check_annotations("gnmt", 2);
+    /* RMSProp's updates beside weight decay, batch-norm statistics and EMA shadows (variables no
+     * optimizer updates), two passes over shared weights, BiasAdd on 4-d convolutions */
+    zoo_check_annotations("inceptionv3-gdp", 0);
+    zoo_check_annotations("amoebanet", 3);
+    zoo_check_annotations("transformer", 0);
+    zoo_check_annotations("transformer-xl", 1);
+    zoo_check_annotations("wavenet", 1);
 }
 
 /* specs/tag.md §2.5: times {6:10, 10:14, 15:20, 20:27, 30:40, 60:75} give 61 at b = 48, 145 at
