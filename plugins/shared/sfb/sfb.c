@@ -1,0 +1,356 @@
+/* sfb.c — TAG's SFB ILP per gradient (sfb.h), built and solved with CBC's C interface: the one
+ * file that includes coin/Cbc_C_Interface.h. */
+#include "sfb.h"
+
+#include <coin/Cbc_C_Interface.h>
+
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------- the ILP */
+
+double sfb_objective(const sfb_problem *p, const int *x, int *feasible)
+{
+    double z = 0;
+    for (int i = 0; i < p->n; i++)
+        z += x[i] ? p->cost[i] : 0;
+    for (int e = 0; e < p->n_edges; e++)
+        if (x[p->edge_dst[e]] && !x[p->edge_src[e]])
+            z += p->edge_cost[e];
+    /* x_k <= Σ over k's consumers in V of x_i, for k != 0. */
+    int ok = 1;
+    for (int k = 1; k < p->n && ok; k++) {
+        if (!x[k])
+            continue;
+        int any = 0;
+        for (int e = 0; e < p->n_edges && !any; e++)
+            any = p->edge_src[e] == k && x[p->edge_dst[e]];
+        ok = any;
+    }
+    *feasible = ok;
+    return z;
+}
+
+int sfb_solve(const sfb_problem *p, double time_limit_s, int *x, double *objective, int *status,
+              int *n_cut_vars, int *n_rows, pb_error *err)
+{
+    memset(x, 0, (size_t)p->n * sizeof(int));
+    *objective = 0;
+    *status = SFB_NO_SOLUTION;
+    int n_cols = p->n + p->n_edges;
+    /* Row of each constraint: at most 3 entries (cut) or 1 + out-degree (consumer). */
+    int *cols = malloc((size_t)(n_cols + 3) * sizeof(int));
+    double *vals = malloc((size_t)(n_cols + 3) * sizeof(double));
+    Cbc_Model *m = Cbc_newModel();
+    if (!cols || !vals || !m) {
+        free(cols);
+        free(vals);
+        if (m)
+            Cbc_deleteModel(m);
+        return pb_errorf(err, "out of memory");
+    }
+    Cbc_setLogLevel(m, 0);
+    if (time_limit_s > 0)
+        Cbc_setMaximumSeconds(m, time_limit_s);
+    for (int i = 0; i < p->n; i++)
+        Cbc_addCol(m, "", 0, 1, p->cost[i], 1, 0, NULL, NULL);
+    for (int e = 0; e < p->n_edges; e++)
+        Cbc_addCol(m, "", 0, 1, p->edge_cost[e], 1, 0, NULL, NULL);
+    int rows = 0;
+    /* b_ji - x_i + x_j >= 0 */
+    for (int e = 0; e < p->n_edges; e++) {
+        cols[0] = p->n + e;
+        vals[0] = 1;
+        cols[1] = p->edge_dst[e];
+        vals[1] = -1;
+        cols[2] = p->edge_src[e];
+        vals[2] = 1;
+        Cbc_addRow(m, "", 3, cols, vals, 'G', 0);
+        rows++;
+    }
+    /* x_k - Σ_(k,i) x_i <= 0 for k != 0 (the gradient producer is the root). */
+    for (int k = 1; k < p->n; k++) {
+        int nz = 0;
+        cols[nz] = k;
+        vals[nz++] = 1;
+        for (int e = 0; e < p->n_edges; e++)
+            if (p->edge_src[e] == k) {
+                cols[nz] = p->edge_dst[e];
+                vals[nz++] = -1;
+            }
+        Cbc_addRow(m, "", nz, cols, vals, 'L', 0);
+        rows++;
+    }
+    free(cols);
+    free(vals);
+    if (n_cut_vars)
+        *n_cut_vars = p->n_edges;
+    if (n_rows)
+        *n_rows = rows;
+    Cbc_solve(m);
+    int have = Cbc_isProvenOptimal(m) || Cbc_numberSavedSolutions(m) > 0;
+    if (have && Cbc_getColSolution(m)) {
+        const double *sol = Cbc_getColSolution(m);
+        for (int i = 0; i < p->n; i++)
+            x[i] = sol[i] > 0.5;
+        int feasible;
+        *objective = sfb_objective(p, x, &feasible);
+        *status = Cbc_isProvenOptimal(m) ? SFB_OPTIMAL : SFB_TIME_LIMIT;
+        /* Nothing to gain (a tie with duplicating nothing, or a solution that breaks a
+         * constraint by rounding): keep the synchronisation, deterministically. */
+        if (!feasible || !(*objective < -1e-9)) {
+            memset(x, 0, (size_t)p->n * sizeof(int));
+            *objective = 0;
+        }
+    }
+    Cbc_deleteModel(m);
+    return PB_OK;
+}
+
+/* ---------------------------------------------------------------- applying it to a strategy */
+
+/* Scratch of one sfb_apply. */
+typedef struct sfb_work {
+    const pb_graph *g;
+    const pb_cluster *cl;
+    int n;
+    int *device, *repl; /* the op-level strategy */
+    const unsigned char *part;
+    double *replica_us;      /* [n] mean compute time of one replica */
+    int *idx, *cand, *depth; /* candidate index per op (-1), candidates, their BFS depth */
+    double *cost, *edge_cost;
+    int *edge_src, *edge_dst;
+    int cap_edges;
+    int *x;
+} sfb_work;
+
+static void sfb_work_free(sfb_work *w)
+{
+    void *arrays[] = {w->device, w->repl, w->replica_us, w->idx,      w->cand,    w->depth,
+                      w->cost,   w->x,    w->edge_cost,  w->edge_src, w->edge_dst};
+    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
+        free(arrays[i]);
+}
+
+static int sfb_role(const pb_graph *g, int v)
+{
+    if (g->struct_size < offsetof(pb_graph, node_split) || !g->node_role)
+        return PB_ROLE_OP;
+    return g->node_role[v];
+}
+
+/* The slowest link between the devices of group gr (bytes/µs). */
+static double sfb_bottleneck(const pb_cluster *cl, const pb_strategy *s, int gr)
+{
+    double tau = INFINITY;
+    for (int a = s->group_start[gr]; a < s->group_start[gr + 1]; a++)
+        for (int b = s->group_start[gr]; b < s->group_start[gr + 1]; b++) {
+            int i = s->group_devices[a], j = s->group_devices[b];
+            if (i != j && cl->link_bandwidth[i * cl->n_devices + j] < tau)
+                tau = cl->link_bandwidth[i * cl->n_devices + j];
+        }
+    return tau;
+}
+
+static int sfb_edge(sfb_work *w, int n_edges, int src, int dst, double cost)
+{
+    if (n_edges >= w->cap_edges) {
+        int cap = w->cap_edges ? 2 * w->cap_edges : 64;
+        int *s = realloc(w->edge_src, (size_t)cap * sizeof(int));
+        if (s)
+            w->edge_src = s;
+        int *d = realloc(w->edge_dst, (size_t)cap * sizeof(int));
+        if (d)
+            w->edge_dst = d;
+        double *c = realloc(w->edge_cost, (size_t)cap * sizeof(double));
+        if (c)
+            w->edge_cost = c;
+        if (!s || !d || !c)
+            return PB_ERR;
+        w->cap_edges = cap;
+    }
+    w->edge_src[n_edges] = src;
+    w->edge_dst[n_edges] = dst;
+    w->edge_cost[n_edges] = cost;
+    return PB_OK;
+}
+
+/* The candidates of gradient producer p (BFS over data edges, nearest first): ops batch-split
+ * on p's device group.  Returns how many; w->idx marks them. */
+static int sfb_candidates(sfb_work *w, int p, const sfb_options *o)
+{
+    const pb_graph *g = w->g;
+    int n = 0, limit = o->max_candidates > 0 ? o->max_candidates : g->n_nodes;
+    w->cand[n] = p;
+    w->depth[n] = 0;
+    w->idx[p] = n++;
+    for (int head = 0; head < n; head++) {
+        int v = w->cand[head];
+        if (o->depth > 0 && w->depth[head] >= o->depth)
+            continue;
+        for (int i = g->pred_start[v]; i < g->pred_start[v + 1]; i++) {
+            int u = g->pred[i];
+            if (n >= limit || w->idx[u] >= 0 || g->edge_bytes[g->pred_edge[i]] <= 0 ||
+                !w->part[u] || w->device[u] != w->device[p])
+                continue;
+            w->cand[n] = u;
+            w->depth[n] = w->depth[head] + 1;
+            w->idx[u] = n++;
+        }
+    }
+    return n;
+}
+
+/* Builds and solves the ILP of optimizer op a's gradient edge e; marks the chosen ops. */
+static int sfb_gradient(sfb_work *w, const pb_strategy *s, int a, int e, const sfb_options *o,
+                        int *op_replication, sfb_record *rec, pb_error *err)
+{
+    const pb_graph *g = w->g;
+    int p = g->edge_src[e], gr = w->device[p];
+    double t0 = pb_clock_monotonic();
+    double D = s->group_start[gr + 1] - s->group_start[gr];
+    double tau = sfb_bottleneck(w->cl, s, gr);
+    int n = sfb_candidates(w, p, o), n_edges = 0;
+    double bcast = D * (D - 1) / tau, L = g->edge_bytes[e];
+    for (int i = 0; i < n; i++) {
+        int v = w->cand[i];
+        w->cost[i] = (D - 1) * w->replica_us[v];
+        for (int k = g->pred_start[v]; k < g->pred_start[v + 1]; k++) {
+            int u = g->pred[k];
+            double bytes = g->edge_bytes[g->pred_edge[k]];
+            if (bytes <= 0 || !w->part[u])
+                continue; /* a whole producer is already on every device */
+            if (w->idx[u] < 0)
+                w->cost[i] += bcast * bytes; /* b_ui = x_i */
+            else if (sfb_edge(w, n_edges++, w->idx[u], i, bcast * bytes))
+                return pb_errorf(err, "out of memory");
+        }
+    }
+    double saving =
+        w->repl[a] == PB_REPL_PS ? (D - 1) * (D + 1) / D * L / tau : 2 * (D - 1) / D * L / tau;
+    w->cost[0] -= saving;
+    sfb_problem prob = {n, w->cost, n_edges, w->edge_src, w->edge_dst, w->edge_cost, saving};
+    *rec = (sfb_record){.apply = a, .gradient = p, .n_candidates = n};
+    int rc = sfb_solve(&prob, o->time_limit_s, w->x, &rec->objective, &rec->status,
+                       &rec->n_cut_vars, &rec->n_rows, err);
+    rec->solve_s = pb_clock_monotonic() - t0;
+    for (int i = 0; i < n; i++) {
+        if (rc == PB_OK && w->x[i]) {
+            op_replication[w->cand[i]] = PB_REPL_DUPLICATE;
+            rec->n_duplicated++;
+        }
+        w->idx[w->cand[i]] = -1;
+    }
+    return rc;
+}
+
+/* The op-level strategy of s, compiled once: which ops are batch-split, replica times. */
+static int sfb_prepare(sfb_work *w, const pb_strategy *s, pb_error *err)
+{
+    const pb_graph *g = w->g;
+    int n = w->n;
+    const int *op_repl = PB_STRATEGY_HAS(s, op_replication) ? s->op_replication : NULL;
+    for (int v = 0; v < n; v++) {
+        int k = g->group_of ? g->group_of[v] : v;
+        w->device[v] = s->device[k];
+        w->repl[v] = op_repl && op_repl[v] >= 0 ? op_repl[v] : s->replication[k];
+        w->idx[v] = -1;
+    }
+    pb_strategy ops = *s;
+    ops.struct_size = sizeof ops;
+    ops.n_nodes = n;
+    ops.device = w->device;
+    ops.replication = w->repl;
+    ops.device_share = PB_STRATEGY_HAS(s, device_share) ? s->device_share : NULL;
+    ops.op_replication = NULL;
+    pb_compiler *c = pb_compiler_new();
+    if (!c)
+        return pb_errorf(err, "out of memory");
+    const pb_compiled *cg;
+    if (pb_compile(c, g, w->cl, &ops, &cg, err)) {
+        pb_compiler_free(c);
+        return PB_ERR;
+    }
+    unsigned char *part = malloc((size_t)n + 1);
+    int *count = calloc((size_t)n + 1, sizeof(int));
+    if (!part || !count) {
+        free(part);
+        free(count);
+        pb_compiler_free(c);
+        return pb_errorf(err, "out of memory");
+    }
+    memcpy(part, cg->op_part, (size_t)n);
+    for (int v = 0; v < n; v++)
+        w->replica_us[v] = 0;
+    for (int j = 0; j < cg->n_nodes; j++)
+        if (cg->kind[j] == PB_CNODE_OP) {
+            w->replica_us[cg->origin[j]] += cg->cost_us[j];
+            count[cg->origin[j]]++;
+        }
+    for (int v = 0; v < n; v++)
+        w->replica_us[v] = count[v] ? w->replica_us[v] / count[v] : 0;
+    free(count);
+    pb_compiler_free(c);
+    w->part = part;
+    return PB_OK;
+}
+
+int sfb_apply(const pb_graph *g, const pb_cluster *cl, const pb_strategy *s, const sfb_options *o,
+              int *op_replication, int *n_duplicated,
+              void (*record)(void *ctx, const sfb_record *r), void *record_ctx, pb_error *err)
+{
+    if (s->kind != PB_STRATEGY_REPLICATED)
+        return pb_errorf(err, "SFB applies to replicated strategies (kind %d given)", s->kind);
+    int n = g->n_nodes;
+    size_t sz = (size_t)(n > 0 ? n : 1);
+    sfb_work w = {.g = g, .cl = cl, .n = n};
+    w.device = malloc(sz * sizeof(int));
+    w.repl = malloc(sz * sizeof(int));
+    w.replica_us = malloc(sz * sizeof(double));
+    w.idx = malloc(sz * sizeof(int));
+    w.cand = malloc(sz * sizeof(int));
+    w.depth = malloc(sz * sizeof(int));
+    w.cost = malloc(sz * sizeof(double));
+    w.x = malloc(sz * sizeof(int));
+    if (!w.device || !w.repl || !w.replica_us || !w.idx || !w.cand || !w.depth || !w.cost || !w.x) {
+        sfb_work_free(&w);
+        return pb_errorf(err, "out of memory");
+    }
+    if (sfb_prepare(&w, s, err)) {
+        sfb_work_free(&w);
+        return PB_ERR;
+    }
+    const int *own = PB_STRATEGY_HAS(s, op_replication) ? s->op_replication : NULL;
+    for (int v = 0; v < n; v++)
+        op_replication[v] = own ? own[v] : -1;
+    int rc = PB_OK;
+    for (int a = 0; a < n && rc == PB_OK; a++) {
+        if (sfb_role(g, a) != PB_ROLE_APPLY ||
+            (w.repl[a] != PB_REPL_ALLREDUCE && w.repl[a] != PB_REPL_PS))
+            continue;
+        int gr = w.device[a];
+        if (s->group_start[gr + 1] - s->group_start[gr] < 2)
+            continue;
+        for (int i = g->pred_start[a]; i < g->pred_start[a + 1]; i++) {
+            int e = g->pred_edge[i];
+            if (sfb_role(g, g->pred[i]) != PB_ROLE_GRADIENT || !w.part[g->pred[i]] ||
+                g->edge_bytes[e] <= 0 || w.device[g->pred[i]] != gr)
+                continue;
+            sfb_record rec;
+            rc = sfb_gradient(&w, s, a, e, o, op_replication, &rec, err);
+            if (rc == PB_OK && record)
+                record(record_ctx, &rec);
+            break;
+        }
+    }
+    int dup = 0;
+    for (int v = 0; v < n; v++)
+        dup += op_replication[v] == PB_REPL_DUPLICATE;
+    if (n_duplicated)
+        *n_duplicated = dup;
+    free((void *)w.part);
+    sfb_work_free(&w);
+    return rc;
+}
