@@ -23,7 +23,7 @@ static const cli_command cli_commands[] = {
     {"place", cmd_place, "one placer on one graph: place --graph G --placer NAME [--json]"},
     {"dataset", cmd_dataset, "graph datasets: dataset gen|stats|export|import|list"},
     {"simulate", cmd_simulate, "step time and peak memory of one placement of a graph"},
-    {"bench", cmd_bench, "speed benchmarks: bench simulator [GRAPH.json | DIR]... | bench placer"},
+    {"bench", cmd_bench, "speed benchmarks: bench simulator [GRAPH.json | DIR]... | bench placer | bench sfb"},
     {"report", cmd_report, "summary table of a results file: report DB [--csv] [--out FILE]"},
     {"export", cmd_export, "runs or curves of a results file as CSV or JSON lines"},
     {"merge", cmd_merge, "join shard results files: merge OUT SHARD.db..."},
