@@ -54,4 +54,11 @@ if "$PB_BIN" bench sfb vgg19 --depth -1 >/dev/null 2>err.txt; then fail "--depth
 grep -q "bench sfb: --depth wants a non-negative integer, not '-1'" err.txt || fail "$(cat err.txt)"
 if place --opt placer.sfb_time_limit=-2 >/dev/null 2>err.txt; then fail "a negative limit"; fi
 grep -q "sfb_time_limit" err.txt || fail "$(cat err.txt)"
+# A graph without the role/split annotations replication needs: the op is named, SFB says so.
+if "$PB_BIN" place --graph graphs/diamond.json --simulator topology --cluster tag-sfb --devices 2 \
+    --placer dp-nccl --opt placer.sfb=true >/dev/null 2>err.txt; then
+    fail "SFB on an unannotated graph was accepted"
+fi
+grep -q "dp-nccl: SFB: node 'in': device group 0 with option 'allreduce' splits the batch" err.txt ||
+    fail "$(cat err.txt)"
 echo ok

@@ -118,8 +118,10 @@ static int dp_sfb(dp_placer *p, const pb_problem *prob, pb_strategy *best, pb_er
     sfb_options o = {(int)p->opts.sfb_depth, p->opts.sfb_time_limit,
                      (int)p->opts.sfb_max_candidates};
     int dup;
-    if (sfb_apply(g, prob->cluster, best, &o, p->op_replication, &dup, dp_sfb_record, p, err))
-        return PB_ERR;
+    if (sfb_apply(g, prob->cluster, best, &o, p->op_replication, &dup, dp_sfb_record, p, err)) {
+        pb_error why = *err;
+        return pb_errorf(err, DP_NCCL_NAME ": SFB: %s", why.msg);
+    }
     best->op_replication = p->op_replication;
     char line[96];
     snprintf(line, sizeof line, "sfb: %d ops duplicated", dup);
