@@ -27,6 +27,7 @@ typedef struct dp_opts {
     long long sfb_depth;   /* sfb_options.depth */
     double sfb_time_limit; /* seconds per gradient */
     long long sfb_max_candidates;
+    int sfb_mode; /* SFB_MODE_GRADIENT or SFB_MODE_REFERENCE (the enum's index) */
 } dp_opts;
 
 /* TAG's SFB on the data-parallel strategy (Table 5's "DP-NCCL with SFB"), off by default. */
@@ -58,6 +59,13 @@ static const pb_option_def dp_options[] = {
      .max = 1e9,
      .help = "SFB candidates per gradient at most (the nearest first; 0: no limit)",
      .offset = offsetof(dp_opts, sfb_max_candidates)},
+    {.name = "sfb_mode",
+     .type = PB_OPT_ENUM,
+     .default_value = "gradient",
+     .choices = "gradient|reference",
+     .help = "gradient: the paper's ILP per gradient (4.2.3); reference: the reference code's one "
+             "whole-graph ILP (specs/tag.md 9: B = 2810, elements, no consumer constraint, +x)",
+     .offset = offsetof(dp_opts, sfb_mode)},
 };
 
 /* The strategy's arrays live here: the harness evaluates the returned strategy after place()
@@ -116,7 +124,8 @@ static int dp_sfb(dp_placer *p, const pb_problem *prob, pb_strategy *best, pb_er
     if (!p->op_replication)
         return pb_errorf(err, "out of memory");
     sfb_options o = {(int)p->opts.sfb_depth, p->opts.sfb_time_limit,
-                     (int)p->opts.sfb_max_candidates};
+                     (int)p->opts.sfb_max_candidates,
+                     p->opts.sfb_mode ? SFB_MODE_REFERENCE : SFB_MODE_GRADIENT};
     int dup;
     if (sfb_apply(g, prob->cluster, best, &o, p->op_replication, &dup, dp_sfb_record, p, err)) {
         pb_error why = *err;

@@ -21,7 +21,7 @@ double sfb_objective(const sfb_problem *p, const int *x, int *feasible)
             z += p->edge_cost[e];
     /* x_k <= Σ over k's consumers in V of x_i, for k != 0. */
     int ok = 1;
-    for (int k = 1; k < p->n && ok; k++) {
+    for (int k = 1; k < p->n && ok && !p->no_consumer_rows; k++) {
         if (!x[k])
             continue;
         int any = 0;
@@ -71,7 +71,7 @@ int sfb_solve(const sfb_problem *p, double time_limit_s, int *x, double *objecti
         rows++;
     }
     /* x_k - Σ_(k,i) x_i <= 0 for k != 0 (the gradient producer is the root). */
-    for (int k = 1; k < p->n; k++) {
+    for (int k = 1; k < p->n && !p->no_consumer_rows; k++) {
         int nz = 0;
         cols[nz] = k;
         vals[nz++] = 1;
@@ -124,6 +124,7 @@ typedef struct sfb_work {
     int *edge_src, *edge_dst;
     int cap_edges;
     int *x;
+    double opts_time_limit; /* SFB_MODE_REFERENCE's CBC limit */
 } sfb_work;
 
 static void sfb_work_free(sfb_work *w)
@@ -231,7 +232,7 @@ static int sfb_gradient(sfb_work *w, const pb_strategy *s, int a, int e, const s
     double saving =
         w->repl[a] == PB_REPL_PS ? (D - 1) * (D + 1) / D * L / tau : 2 * (D - 1) / D * L / tau;
     w->cost[0] -= saving;
-    sfb_problem prob = {n, w->cost, n_edges, w->edge_src, w->edge_dst, w->edge_cost, saving};
+    sfb_problem prob = {n, w->cost, n_edges, w->edge_src, w->edge_dst, w->edge_cost, saving, 0};
     *rec = (sfb_record){.apply = a, .gradient = p, .n_candidates = n};
     int rc = sfb_solve(&prob, o->time_limit_s, w->x, &rec->objective, &rec->status,
                        &rec->n_cut_vars, &rec->n_rows, err);
@@ -297,6 +298,72 @@ static int sfb_prepare(sfb_work *w, const pb_strategy *s, pb_error *err)
     return PB_OK;
 }
 
+/* The reference's one ILP over the whole graph (sfb.h, SFB_MODE_REFERENCE). */
+static int sfb_reference(sfb_work *w, const pb_strategy *s, int *op_replication, sfb_record *rec,
+                         pb_error *err)
+{
+    const pb_graph *g = w->g;
+    const pb_cluster *cl = w->cl;
+    const double B = 2810; /* bytes/µs, the reference's constant for every op */
+    double t0 = pb_clock_monotonic();
+    int n = 0, n_edges = 0;
+    /* Candidates: replicated (M >= 2) and all-reduced, as the reference's r_i = 0. */
+    for (int v = 0; v < g->n_nodes; v++) {
+        int gr = w->device[v], M = s->group_start[gr + 1] - s->group_start[gr];
+        w->idx[v] = M >= 2 && w->repl[v] == PB_REPL_ALLREDUCE ? n++ : -1;
+        if (w->idx[v] < 0)
+            continue;
+        w->cand[w->idx[v]] = v;
+        /* T: the mask (1 on the group's devices, 0 elsewhere) used as device indices. */
+        double T = 0;
+        for (int d = 0; d < cl->n_devices; d++) {
+            int in = 0;
+            for (int k = s->group_start[gr]; k < s->group_start[gr + 1]; k++)
+                in |= s->group_devices[k] == d;
+            double speed = pb_cluster_type(cl, cl->device_type[in])->speed_vs_ref;
+            T += speed > 0 ? g->cost_us[v] / speed : g->cost_us[v];
+        }
+        w->cost[w->idx[v]] = (M - 1) * T / cl->n_devices + 1;
+    }
+    for (int e = 0; e < g->n_edges; e++) {
+        int j = g->edge_src[e], i = g->edge_dst[e];
+        double S = g->edge_bytes[e] / 4;
+        if (S <= 0 || w->idx[i] < 0)
+            continue; /* x_i = 0: b_ji = 0 at the optimum */
+        int gr = w->device[j];
+        double Mj = s->group_start[gr + 1] - s->group_start[gr], c = Mj * (Mj - 1) * S / B;
+        if (w->idx[j] < 0)
+            w->cost[w->idx[i]] += c; /* x_j = 0: b_ji = x_i */
+        else if (sfb_edge(w, n_edges++, w->idx[j], w->idx[i], c))
+            return pb_errorf(err, "out of memory");
+    }
+    for (int l = 0; l < g->n_nodes; l++) {
+        if (sfb_role(g, l) != PB_ROLE_APPLY)
+            continue;
+        for (int k = g->pred_start[l]; k < g->pred_start[l + 1]; k++) {
+            int gv = g->pred[k];
+            if (sfb_role(g, gv) != PB_ROLE_GRADIENT || w->idx[gv] < 0)
+                continue;
+            int gr = w->device[gv];
+            double M = s->group_start[gr + 1] - s->group_start[gr];
+            w->cost[w->idx[gv]] -= 2 * (M - 1) / M * (g->edge_bytes[g->pred_edge[k]] / 4) / B;
+        }
+    }
+    sfb_problem prob = {n, w->cost, n_edges, w->edge_src, w->edge_dst, w->edge_cost, 0, 1};
+    *rec = (sfb_record){.apply = -1, .gradient = -1, .n_candidates = n};
+    int rc = sfb_solve(&prob, w->opts_time_limit, w->x, &rec->objective, &rec->status,
+                       &rec->n_cut_vars, &rec->n_rows, err);
+    rec->solve_s = pb_clock_monotonic() - t0;
+    for (int i = 0; rc == PB_OK && i < n; i++)
+        if (w->x[i]) {
+            op_replication[w->cand[i]] = PB_REPL_DUPLICATE;
+            rec->n_duplicated++;
+        }
+    for (int i = 0; i < n; i++)
+        w->idx[w->cand[i]] = -1;
+    return rc;
+}
+
 int sfb_apply(const pb_graph *g, const pb_cluster *cl, const pb_strategy *s, const sfb_options *o,
               int *op_replication, int *n_duplicated,
               void (*record)(void *ctx, const sfb_record *r), void *record_ctx, pb_error *err)
@@ -326,7 +393,14 @@ int sfb_apply(const pb_graph *g, const pb_cluster *cl, const pb_strategy *s, con
     for (int v = 0; v < n; v++)
         op_replication[v] = own ? own[v] : -1;
     int rc = PB_OK;
-    for (int a = 0; a < n && rc == PB_OK; a++) {
+    if (o->mode == SFB_MODE_REFERENCE) {
+        sfb_record rec;
+        w.opts_time_limit = o->time_limit_s;
+        rc = sfb_reference(&w, s, op_replication, &rec, err);
+        if (rc == PB_OK && record)
+            record(record_ctx, &rec);
+    }
+    for (int a = 0; a < n && rc == PB_OK && o->mode != SFB_MODE_REFERENCE; a++) {
         if (sfb_role(g, a) != PB_ROLE_APPLY ||
             (w.repl[a] != PB_REPL_ALLREDUCE && w.repl[a] != PB_REPL_PS))
             continue;

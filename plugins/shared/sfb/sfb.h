@@ -32,13 +32,31 @@ typedef struct sfb_problem {
     const int *edge_dst;     /* [n_edges] i */
     const double *edge_cost; /* [n_edges] D(D-1) L_ji / τ, the coefficient of b_ji */
     double saving;           /* sync(L_gl): subtracted when x_0 = 1 (already in cost[0]) */
+    int no_consumer_rows;    /* 1: without the consumer constraints (the reference's ILP) */
 } sfb_problem;
+
+/*
+ * The reference code's ILP (specs/tag.md §9, sfb.py/sfb.jl; mode SFB_MODE_REFERENCE): ONE ILP over
+ * every op of the graph, with its constants and quirks:
+ *
+ *   min Σ_i (M_i-1) T_i x_i + Σ_(j,i) M_j(M_j-1) S_ji b_ji / B - Σ_(g,l) 2(M_g-1)/M_g S_gl x_g / B
+ *       + Σ_i x_i
+ *   s.t. b_ji >= x_i - x_j for every data edge,  x_i = 0 unless M_i >= 2 and i is all-reduced
+ *
+ * M_i = the op's replica count; T_i = the mean, over the cluster's devices d, of the op's
+ * whole-batch time on device (d in i's group ? 1 : 0) (the reference indexes devices by the 0/1
+ * mask values); S = elements (bytes / 4); B = 2810 (B/µs, the reference's constant); (g, l) the
+ * gradient pairs.  No consumer constraint.  Every op with x_i = 1 is duplicated (the reference's
+ * code 4, applied here to the op alone: placebench has no base groups).
+ */
+enum { SFB_MODE_GRADIENT = 0, SFB_MODE_REFERENCE = 1 };
 
 /* How SFB runs (the placers' sfb_* options). */
 typedef struct sfb_options {
     int depth;           /* ancestors at most this many edges above g; 0 = no limit */
     double time_limit_s; /* CBC's time limit per gradient; the best solution found then is used */
     int max_candidates;  /* larger neighbourhoods are cut to the nearest ones (BFS order) */
+    int mode;            /* SFB_MODE_GRADIENT (the paper's, per gradient) or _REFERENCE */
 } sfb_options;
 
 /* What one gradient's ILP gave. */
@@ -67,9 +85,9 @@ int sfb_solve(const sfb_problem *p, double time_limit_s, int *x, double *objecti
  * consumer constraints (1) or not (0) in *feasible.  For tests and checks. */
 double sfb_objective(const sfb_problem *p, const int *x, int *feasible);
 
-/* Runs SFB on strategy s (REPLICATED, for g->grouped, as placers return it; borrowed) of the op
- * graph g on cluster cl: every optimizer op replicated with ALLREDUCE or PS whose gradient is
- * batch-split gets its ILP, and every op chosen by any of them gets PB_REPL_DUPLICATE in
+/* Runs SFB (o->mode) on strategy s (REPLICATED, for g->grouped, as placers return it; borrowed) of
+ * the op graph g on cluster cl: every optimizer op replicated with ALLREDUCE or PS whose gradient
+ * is batch-split gets its ILP, and every op chosen by any of them gets PB_REPL_DUPLICATE in
  * op_replication (caller-owned, g->n_nodes entries; -1 for the ops left as the strategy has
  * them).  The caller sets s->op_replication = op_replication to apply it.  record (may be NULL)
  * is called once per gradient, in node order.  *n_duplicated (may be NULL) receives the ops

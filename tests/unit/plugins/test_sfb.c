@@ -188,6 +188,38 @@ static void test_depth(void **state)
     assert_int_equal(op[Y], -1);
 }
 
+/*
+ * The reference's whole-graph ILP (sfb.h, SFB_MODE_REFERENCE) by hand, on devices 1000x the
+ * reference (T = cost / 1000, so (M-1) T + 1 is x 1.01, W 1.002, y 1.1, gW 1.08, lr 1.001, upd
+ * 1.02 with M = 2).  A cut edge costs M(M-1) S / 2810 with S = bytes / 4: x->y, x->gW, y->gW
+ * 32768/2810 = 11.66, W->y, W->upd, gW->upd 131072/2810 = 46.64, lr->upd 2/2810.  gW's AllReduce
+ * saves 2(M-1)/M 65536 / 2810 = 23.3217.  Without consumer constraints the best set is {x, W, y,
+ * gW} (no cut: x and W have no inputs, upd is not duplicated): 4.192 - 65536/2810 = -19.1297;
+ * {gW, x} gives -9.57, adding upd or lr only adds their cost.
+ */
+static void test_hand_reference(void **state)
+{
+    test_fixture *f = *state;
+    const pb_strategy *s = test_dp(f, PB_REPL_ALLREDUCE, 1000);
+    f->type.speed_vs_ref = 1000;
+    int op[N_OPS], dup;
+    test_records rec = {0};
+    sfb_options o = {.time_limit_s = 10, .mode = SFB_MODE_REFERENCE};
+    pb_error err;
+    int rc = sfb_apply(f->g, &f->c, s, &o, op, &dup, test_record, &rec, &err);
+    f->type.speed_vs_ref = 1;
+    assert_int_equal(rc, PB_OK);
+    int want[N_OPS] = {
+        PB_REPL_DUPLICATE, PB_REPL_DUPLICATE, PB_REPL_DUPLICATE, PB_REPL_DUPLICATE, -1, -1, -1};
+    assert_memory_equal(op, want, sizeof want);
+    assert_int_equal(dup, 4);
+    assert_int_equal(rec.n, 1);
+    assert_int_equal(rec.last.apply, -1);
+    assert_int_equal(rec.last.n_candidates, 6);             /* all but the NoOp on one device */
+    assert_int_equal(rec.last.n_rows, rec.last.n_cut_vars); /* cut rows only */
+    assert_true(fabs(rec.last.objective - (4.192 - 65536.0 / 2810)) < 1e-9);
+}
+
 /* A placement is refused with a message. */
 static void test_refuses_placement(void **state)
 {
@@ -196,7 +228,7 @@ static void test_refuses_placement(void **state)
     pb_strategy s;
     pb_strategy_placement(&s, N_OPS, device);
     int op[N_OPS];
-    sfb_options o = {0};
+    sfb_options o = {0, 0, 0, SFB_MODE_GRADIENT};
     pb_error err = {{0}};
     assert_int_equal(sfb_apply(f->g, &f->c, &s, &o, op, NULL, NULL, NULL, &err), PB_ERR);
     assert_string_equal(err.msg, "SFB applies to replicated strategies (kind 0 given)");
@@ -217,7 +249,7 @@ static double test_uniform(uint64_t *x, double lo, double hi)
 
 /* Random instances shaped like SFB's: candidate 0 the root, every other candidate k with at
  * least one consumer i < k (an edge k -> i), extra edges; CBC's optimum equals the best of all
- * 2^n choices that satisfy the consumer constraints. */
+ * 2^n choices that satisfy the constraints (with and without the consumer constraints). */
 static void test_brute_force(void **state)
 {
     (void)state;
@@ -245,7 +277,8 @@ static void test_brute_force(void **state)
                 edge_cost[m++] = test_uniform(&seed, 0, 80);
             }
         }
-        sfb_problem p = {n, cost, m, src, dst, edge_cost, 0};
+        /* Odd instances drop the consumer constraints (the reference's ILP). */
+        sfb_problem p = {n, cost, m, src, dst, edge_cost, 0, inst & 1};
         double best = 0; /* the empty choice */
         for (unsigned mask = 1; mask < (1u << n); mask++) {
             for (int i = 0; i < n; i++)
@@ -261,7 +294,7 @@ static void test_brute_force(void **state)
         assert_int_equal(sfb_solve(&p, 0, x, &z, &status, &cuts, &rows, &err), PB_OK);
         assert_int_equal(status, SFB_OPTIMAL);
         assert_int_equal(cuts, m);
-        assert_int_equal(rows, m + n - 1);
+        assert_int_equal(rows, m + (inst & 1 ? 0 : n - 1));
         int feasible;
         double check = sfb_objective(&p, x, &feasible);
         assert_true(feasible);
@@ -279,7 +312,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hand_allreduce), cmocka_unit_test(test_hand_ps),
         cmocka_unit_test(test_depth),          cmocka_unit_test(test_refuses_placement),
-        cmocka_unit_test(test_brute_force),
+        cmocka_unit_test(test_brute_force),    cmocka_unit_test(test_hand_reference),
     };
     return cmocka_run_group_tests(tests, test_setup, test_teardown);
 }
