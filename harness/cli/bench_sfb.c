@@ -18,7 +18,7 @@
 
 static const char bench_sfb_usage[] =
     "placebench bench sfb [MODEL]... [--batch 4] [--cluster tag-sfb] [--devices 2] [--depth D] "
-    "[--time-limit S] [--max-candidates K] [--seed S] [--top K]";
+    "[--time-limit S] [--max-candidates K] [--mode gradient|reference] [--seed S] [--top K]";
 
 /* TAG's six models (Table 5's rows); the Transformer only when the zoo has it. */
 static const char *const bench_sfb_models[] = {"inceptionv3", "resnet101",  "vgg19",
@@ -26,33 +26,37 @@ static const char *const bench_sfb_models[] = {"inceptionv3", "resnet101",  "vgg
 
 static void bench_sfb_help(void)
 {
-    printf("usage: %s\n\n"
-           "TAG's sufficient factor broadcasting (paper 4.2.3; specs/tag.md 9) on DP-NCCL: for\n"
-           "every gradient of every model, the ILP that picks the ops to duplicate instead of\n"
-           "synchronising the gradient, built and solved with CBC (the dp-nccl placer with\n"
-           "option sfb=true).  Each model is generated from the zoo at the batch given, placed\n"
-           "by dp-nccl without and with SFB, and simulated by the topology simulator.\n\n"
-           "Prints per model: gradients (ILPs solved), candidate ops per ILP (median, max),\n"
-           "solve time per ILP in ms (building and solving, median and max), ILPs stopped by\n"
-           "the time limit (their best solution is used), ops duplicated, and the step time\n"
-           "without and with SFB; then the median and maximum solve time over all gradients\n"
-           "(goal: median <= 20 ms, max <= 300 ms), and TAG's Table 5 (step times; ours beside\n"
-           "the paper's) and Table 6 (op types duplicated most).\n\n"
-           "  MODEL             zoo models; default the six of TAG's Table 5: inceptionv3,\n"
-           "                    resnet101, vgg19, transformer (skipped with a note when the zoo\n"
-           "                    has no such model), bert-small, bert-large\n"
-           "  --batch B         batch of the generated graphs; default 4 (the paper's Table 5)\n"
-           "  --cluster NAME    cluster preset; default tag-sfb (two machines, one 1080Ti each)\n"
-           "  --devices N       devices of the preset; default 2\n"
-           "  --depth D         dp-nccl's sfb_depth: candidates at most D edges above the\n"
-           "                    gradient (0: no limit); default the placer's (8)\n"
-           "  --time-limit S    dp-nccl's sfb_time_limit: CBC's limit per ILP in seconds;\n"
-           "                    default the placer's (1)\n"
-           "  --max-candidates K  dp-nccl's sfb_max_candidates; default the placer's (256)\n"
-           "  --seed S          run and cluster seed; default 1\n"
-           "  --top K           op types listed in Table 6; default 5\n\n"
-           "Times are wall times of this process (one core); CBC runs single-threaded.\n",
-           bench_sfb_usage);
+    printf(
+        "usage: %s\n\n"
+        "TAG's sufficient factor broadcasting (paper 4.2.3; specs/tag.md 9) on DP-NCCL: for\n"
+        "every gradient of every model, the ILP that picks the ops to duplicate instead of\n"
+        "synchronising the gradient, built and solved with CBC (the dp-nccl placer with\n"
+        "option sfb=true).  Each model is generated from the zoo at the batch given, placed\n"
+        "by dp-nccl without and with SFB, and simulated by the topology simulator.\n\n"
+        "Prints per model: ILPs solved (one per gradient), candidate ops per ILP (median, max),\n"
+        "solve time per ILP in ms (building and solving, median and max), ILPs stopped by\n"
+        "the time limit (their best solution is used), ops duplicated, and the step time\n"
+        "without and with SFB; then the median and maximum solve time over all gradients\n"
+        "(goal: median <= 20 ms, max <= 300 ms), and TAG's Table 5 (step times; ours beside\n"
+        "the paper's) and Table 6 (op types duplicated most).\n\n"
+        "  MODEL             zoo models; default the six of TAG's Table 5: inceptionv3,\n"
+        "                    resnet101, vgg19, transformer (skipped with a note when the zoo\n"
+        "                    has no such model), bert-small, bert-large\n"
+        "  --batch B         batch of the generated graphs; default 4 (the paper's Table 5)\n"
+        "  --cluster NAME    cluster preset; default tag-sfb (two machines, one 1080Ti each)\n"
+        "  --devices N       devices of the preset; default 2\n"
+        "  --depth D         dp-nccl's sfb_depth: candidates at most D edges above the\n"
+        "                    gradient (0: no limit); default the placer's (8)\n"
+        "  --time-limit S    dp-nccl's sfb_time_limit: CBC's limit per ILP in seconds;\n"
+        "                    default the placer's (1)\n"
+        "  --max-candidates K  dp-nccl's sfb_max_candidates; default the placer's (256)\n"
+        "  --mode M          dp-nccl's sfb_mode: gradient (default; one ILP per gradient,\n"
+        "                    the paper's) or reference (one ILP per model, the reference\n"
+        "                    code's; the ILP columns then count models, not gradients)\n"
+        "  --seed S          run and cluster seed; default 1\n"
+        "  --top K           op types listed in Table 6; default 5\n\n"
+        "Times are wall times of this process (one core); CBC runs single-threaded.\n",
+        bench_sfb_usage);
 }
 
 #define BENCH_SFB_MAX 32
@@ -63,9 +67,9 @@ typedef struct bench_sfb_args {
     int batch, devices, top;
     unsigned long long seed;
     const char *cluster;
-    const char *opts[4]; /* placer options "key=value" besides sfb */
+    const char *opts[8]; /* placer options "key=value" besides sfb */
     int n_opts;
-    char opt_text[3][64];
+    char opt_text[8][64];
 } bench_sfb_args;
 
 /* One gradient's ILP, as the placer logs it (plugins/shared/dp_nccl, dp_sfb_record). */
@@ -160,6 +164,14 @@ static int bench_sfb_option(bench_sfb_args *a, const char *arg, const char *valu
         return bench_sfb_passthrough(a, "sfb_time_limit", arg, value, 1);
     if (strcmp(arg, "--max-candidates") == 0)
         return bench_sfb_passthrough(a, "sfb_max_candidates", arg, value, 0);
+    if (strcmp(arg, "--mode") == 0) {
+        if (strcmp(value, "gradient") != 0 && strcmp(value, "reference") != 0)
+            return cli_error("bench sfb: --mode wants gradient or reference, not '%s'", value);
+        char *text = a->opt_text[a->n_opts];
+        snprintf(text, sizeof a->opt_text[0], "sfb_mode=%s", value);
+        a->opts[a->n_opts++] = text;
+        return 0;
+    }
     return cli_error("bench sfb: unknown argument '%s' (see 'placebench bench sfb --help')", arg);
 }
 
@@ -275,7 +287,7 @@ static int bench_sfb_resolve(loader *l, const bench_sfb_args *a, bench_sfb_plugi
                              pb_error *err)
 {
     memset(pp, 0, sizeof *pp);
-    const char *with[5] = {"sfb=true"}, *without[1] = {"sfb=false"};
+    const char *with[9] = {"sfb=true"}, *without[1] = {"sfb=false"};
     for (int i = 0; i < a->n_opts; i++)
         with[1 + i] = a->opts[i];
     return place_plugin_resolve(l, PB_KIND_SIMULATOR, "topology", NULL, 0, "simulator 'topology'",
@@ -372,7 +384,7 @@ static void bench_sfb_summary(const bench_sfb_args *a, bench_sfb_totals *t)
         printf("\nno gradient was synchronised, so no ILP was solved\n");
     } else {
         double med = cli_median_sort(t->solve_ms, t->n), max = t->solve_ms[t->n - 1];
-        printf("\nSFB ILP solve time over all %d gradients of %d models: median %.3f ms, max "
+        printf("\nSFB ILP solve time over all %d ILPs of %d models: median %.3f ms, max "
                "%.3f ms (goal: median <= 20 ms, max <= 300 ms: %s)\n",
                t->n, t->n_rows, med, max, med <= 20 && max <= 300 ? "met" : "not met");
     }
@@ -401,7 +413,7 @@ int bench_sfb(int argc, char **argv)
            a.cluster, a.devices, a.batch, a.seed);
     for (int i = 0; i < a.n_opts; i++)
         printf(", %s", a.opts[i]);
-    printf("\n\n| model | ops | gradients | candidates median | max | solve ms median | max | "
+    printf("\n\n| model | ops | ILPs | candidates median | max | solve ms median | max | "
            "time-limited | ops duplicated | step ms without | with SFB |\n"
            "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
     bench_sfb_totals t = {0};

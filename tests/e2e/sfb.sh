@@ -42,12 +42,19 @@ $(field "$plain" best_step_time_us) else 1)" ||
 "$PB_BIN" bench sfb vgg19 --depth 4 >bench.out 2>bench.err || fail "bench sfb: $(cat bench.err)"
 grep -q "^| vgg19 | [0-9]* | [1-9][0-9]* |" bench.out || fail "no vgg19 row: $(cat bench.out)"
 grep -q "sfb_depth=4" bench.out || fail "the option is not echoed: $(cat bench.out)"
-grep -q "^SFB ILP solve time over all [1-9][0-9]* gradients of 1 models: median" bench.out ||
+grep -q "^SFB ILP solve time over all [1-9][0-9]* ILPs of 1 models: median" bench.out ||
     fail "no summary line: $(cat bench.out)"
 grep -q "^| VGG19 | .* | 0.1195 | 0.1192 | 0.3% |" bench.out || fail "no Table 5 row: $(cat bench.out)"
 grep -q "^| 1 | .* | Reshape | 341 |" bench.out || fail "no Table 6: $(cat bench.out)"
 
+# The reference code's whole-graph ILP: one ILP for the model.
+"$PB_BIN" bench sfb vgg19 --mode reference >ref.out 2>ref.err || fail "bench sfb --mode reference: $(cat ref.err)"
+grep -q "^| vgg19 | [0-9]* | 1 |" ref.out || fail "reference mode is not one ILP: $(cat ref.out)"
+grep -q "sfb_mode=reference" ref.out || fail "the mode is not echoed: $(cat ref.out)"
+
 # Bad input.
+if "$PB_BIN" bench sfb vgg19 --mode paper >/dev/null 2>err.txt; then fail "--mode paper accepted"; fi
+grep -q "bench sfb: --mode wants gradient or reference, not 'paper'" err.txt || fail "$(cat err.txt)"
 if "$PB_BIN" bench sfb nosuch >/dev/null 2>err.txt; then fail "an unknown model was accepted"; fi
 grep -q "bench sfb: unknown model 'nosuch' (the zoo has: " err.txt || fail "$(cat err.txt)"
 if "$PB_BIN" bench sfb vgg19 --depth -1 >/dev/null 2>err.txt; then fail "--depth -1 accepted"; fi
