@@ -4,6 +4,7 @@
 
 #include <coin/Cbc_C_Interface.h>
 
+#include <float.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -33,6 +34,52 @@ double sfb_objective(const sfb_problem *p, const int *x, int *feasible)
     return z;
 }
 
+/* The constraint matrix of p in compressed columns (x_0..x_n-1, then b_0..b_m-1): rows 0..m-1
+ * are b_e - x_dst + x_src >= 0, rows m + k - 1 (k = 1..n-1, unless no_consumer_rows) are
+ * x_k - Σ_(k,i) x_i <= 0.  Returns the row count, or -1 when out of memory; the caller frees
+ * *start, *index and *value. */
+static int sfb_matrix(const sfb_problem *p, CoinBigIndex **start, int **index, double **value)
+{
+    int n = p->n, m = p->n_edges, n_cols = n + m, consumer = !p->no_consumer_rows;
+    int n_rows = m + (consumer && n > 1 ? n - 1 : 0);
+    size_t nz = (size_t)3 * (size_t)m + (consumer ? (size_t)n + (size_t)m : 0);
+    *start = calloc((size_t)n_cols + 1, sizeof **start);
+    *index = malloc((nz ? nz : 1) * sizeof **index);
+    *value = malloc((nz ? nz : 1) * sizeof **value);
+    int *fill = calloc((size_t)n_cols + 1, sizeof *fill);
+    if (!*start || !*index || !*value || !fill) {
+        free(fill);
+        return -1;
+    }
+    /* Two passes over the same entries: count per column, then place. */
+    for (int pass = 0; pass < 2; pass++) {
+#define SFB_PUT(col, row, val)                                                                     \
+    do {                                                                                           \
+        if (pass == 0) {                                                                           \
+            (*start)[(col) + 1]++;                                                                 \
+        } else {                                                                                   \
+            CoinBigIndex at = (*start)[(col)] + fill[(col)]++;                                     \
+            (*index)[at] = (row);                                                                  \
+            (*value)[at] = (val);                                                                  \
+        }                                                                                          \
+    } while (0)
+        for (int k = 1; consumer && k < n; k++)
+            SFB_PUT(k, m + k - 1, 1.0);
+        for (int e = 0; e < m; e++) {
+            SFB_PUT(p->edge_dst[e], e, -1.0);
+            SFB_PUT(p->edge_src[e], e, 1.0);
+            if (consumer && p->edge_src[e] > 0)
+                SFB_PUT(p->edge_dst[e], m + p->edge_src[e] - 1, -1.0);
+            SFB_PUT(n + e, e, 1.0);
+        }
+#undef SFB_PUT
+        for (int c = 0; pass == 0 && c < n_cols; c++)
+            (*start)[c + 1] += (*start)[c];
+    }
+    free(fill);
+    return n_rows;
+}
+
 int sfb_solve(const sfb_problem *p, double time_limit_s, int *x, double *objective, int *status,
               int *n_cut_vars, int *n_rows, pb_error *err)
 {
@@ -40,51 +87,41 @@ int sfb_solve(const sfb_problem *p, double time_limit_s, int *x, double *objecti
     *objective = 0;
     *status = SFB_NO_SOLUTION;
     int n_cols = p->n + p->n_edges;
-    /* Row of each constraint: at most 3 entries (cut) or 1 + out-degree (consumer). */
-    int *cols = malloc((size_t)(n_cols + 3) * sizeof(int));
-    double *vals = malloc((size_t)(n_cols + 3) * sizeof(double));
+    CoinBigIndex *start = NULL;
+    int *index = NULL;
+    double *value = NULL;
+    int rows = sfb_matrix(p, &start, &index, &value);
+    double *col_ub = malloc((size_t)(n_cols > 0 ? n_cols : 1) * sizeof(double));
+    double *obj = malloc((size_t)(n_cols > 0 ? n_cols : 1) * sizeof(double));
+    double *row_lb = malloc((size_t)(rows > 0 ? rows : 1) * sizeof(double));
+    double *row_ub = malloc((size_t)(rows > 0 ? rows : 1) * sizeof(double));
     Cbc_Model *m = Cbc_newModel();
-    if (!cols || !vals || !m) {
-        free(cols);
-        free(vals);
+    if (rows < 0 || !col_ub || !obj || !row_lb || !row_ub || !m) {
+        void *arrays[] = {start, index, value, col_ub, obj, row_lb, row_ub};
+        for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
+            free(arrays[i]);
         if (m)
             Cbc_deleteModel(m);
         return pb_errorf(err, "out of memory");
     }
+    for (int c = 0; c < n_cols; c++) {
+        col_ub[c] = 1;
+        obj[c] = c < p->n ? p->cost[c] : p->edge_cost[c - p->n];
+    }
+    for (int r = 0; r < rows; r++) {
+        int cut = r < p->n_edges;
+        row_lb[r] = cut ? 0 : -DBL_MAX;
+        row_ub[r] = cut ? DBL_MAX : 0;
+    }
     Cbc_setLogLevel(m, 0);
     if (time_limit_s > 0)
         Cbc_setMaximumSeconds(m, time_limit_s);
-    for (int i = 0; i < p->n; i++)
-        Cbc_addCol(m, "", 0, 1, p->cost[i], 1, 0, NULL, NULL);
-    for (int e = 0; e < p->n_edges; e++)
-        Cbc_addCol(m, "", 0, 1, p->edge_cost[e], 1, 0, NULL, NULL);
-    int rows = 0;
-    /* b_ji - x_i + x_j >= 0 */
-    for (int e = 0; e < p->n_edges; e++) {
-        cols[0] = p->n + e;
-        vals[0] = 1;
-        cols[1] = p->edge_dst[e];
-        vals[1] = -1;
-        cols[2] = p->edge_src[e];
-        vals[2] = 1;
-        Cbc_addRow(m, "", 3, cols, vals, 'G', 0);
-        rows++;
-    }
-    /* x_k - Σ_(k,i) x_i <= 0 for k != 0 (the gradient producer is the root). */
-    for (int k = 1; k < p->n && !p->no_consumer_rows; k++) {
-        int nz = 0;
-        cols[nz] = k;
-        vals[nz++] = 1;
-        for (int e = 0; e < p->n_edges; e++)
-            if (p->edge_src[e] == k) {
-                cols[nz] = p->edge_dst[e];
-                vals[nz++] = -1;
-            }
-        Cbc_addRow(m, "", nz, cols, vals, 'L', 0);
-        rows++;
-    }
-    free(cols);
-    free(vals);
+    Cbc_loadProblem(m, n_cols, rows, start, index, value, NULL, col_ub, obj, row_lb, row_ub);
+    for (int c = 0; c < n_cols; c++)
+        Cbc_setInteger(m, c);
+    void *arrays[] = {start, index, value, col_ub, obj, row_lb, row_ub};
+    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
+        free(arrays[i]);
     if (n_cut_vars)
         *n_cut_vars = p->n_edges;
     if (n_rows)
