@@ -304,7 +304,7 @@ static void test_split_refused(void **state)
                                  "not supported by the strategy compiler");
 }
 
-/* SFB's rewrite (ABI 1.4 op_replication): x and gW duplicated inside the AllReduce group.  gW
+/* SFB's rewrite (ABI 1.5 op_replication): x and gW duplicated inside the AllReduce group.  gW
  * is whole on both devices, so nothing is synchronised and each upd reads its local gW; y stays
  * split and reads x through one Split on x's first device; gW reads x locally and y through a
  * Concat on its first device. */
