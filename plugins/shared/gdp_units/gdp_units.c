@@ -121,3 +121,33 @@ long long gdpu_budget(const pb_budget *b, long long def)
         return b->episodes;
     return def;
 }
+
+int gdpu_topo_fifo(const pb_graph *g, int *order, pb_error *err)
+{
+    int n = g->n_nodes;
+    int *indeg = malloc((size_t)(n > 0 ? n : 1) * sizeof *indeg);
+    if (!indeg)
+        return pb_errorf(err, "out of memory");
+    int tail = 0;
+    for (int v = 0; v < n; v++) {
+        indeg[v] = g->pred_start[v + 1] - g->pred_start[v];
+        if (indeg[v] == 0)
+            order[tail++] = v;
+    }
+    for (int head = 0; head < tail; head++) {
+        int u = order[head];
+        for (int k = g->succ_start[u]; k < g->succ_start[u + 1]; k++)
+            if (--indeg[g->succ[k]] == 0)
+                order[tail++] = g->succ[k];
+    }
+    int rc = PB_OK;
+    if (tail < n) {
+        int v = 0;
+        while (v < n && indeg[v] == 0)
+            v++;
+        rc = pb_errorf(err, "graph %s has a cycle through node %s", g->name ? g->name : "?",
+                       g->node_name[v]);
+    }
+    free(indeg);
+    return rc;
+}

@@ -46,6 +46,14 @@ int gdpu_is_forward(const char *name);
  */
 int gdpu_model_name(const char *graph_name, char *out, size_t size);
 
+/*
+ * Grappler's topological order (core/grappler/utils/topological_sort.cc, spec §1): Kahn's
+ * algorithm with a FIFO queue seeded with the sources in insertion order, the fan-outs of a
+ * dequeued node appended in successor-list order.  order: g->n_nodes ints, caller-owned.  Fails
+ * on a cycle, naming a node on it.
+ */
+int gdpu_topo_fifo(const pb_graph *g, int *order, pb_error *err);
+
 /* The search budget in rollouts: budget->sim_calls when set, else budget->episodes, else def. */
 long long gdpu_budget(const pb_budget *b, long long def);
 
