@@ -575,21 +575,31 @@ static void store_tables_heterps_cell(store_heterps_table *t, sqlite3_stmt *st)
     };
 }
 
-int store_tables_heterps(store *s, store_heterps_table *out, pb_error *err)
+/* Prepares fmt with its one %s replaced by the runs table's full column list (so files of an
+ * older schema read NULL for the columns they lack). */
+static int store_tables_prepare_runs(store *s, const char *fmt, size_t fmt_size, sqlite3_stmt **st,
+                                     pb_error *err)
 {
-    memset(out, 0, sizeof *out);
     char *list = store_run_select_list(s, "main", "");
-    size_t len = list ? strlen(list) + sizeof store_tables_heterps_fmt : 0;
+    size_t len = list ? strlen(list) + fmt_size : 0;
     char *sql = list ? malloc(len) : NULL;
     if (sql)
-        snprintf(sql, len, store_tables_heterps_fmt, list);
+        snprintf(sql, len, fmt, list);
     free(list);
     if (!sql)
         return pb_errorf(err, "%s: out of memory", s->path);
-    sqlite3_stmt *st;
-    int rc = store_prepare(s, sql, &st, err);
+    int rc = store_prepare(s, sql, st, err);
     free(sql);
-    if (rc)
+    return rc;
+}
+
+int store_tables_heterps(store *s, store_heterps_table *out, pb_error *err)
+{
+    memset(out, 0, sizeof *out);
+    sqlite3_stmt *st;
+    int rc;
+    if (store_tables_prepare_runs(s, store_tables_heterps_fmt, sizeof store_tables_heterps_fmt, &st,
+                                  err))
         return PB_ERR;
     if (store_tables_heterps_lists(s, st, out, err)) {
         sqlite3_finalize(st);
@@ -656,18 +666,9 @@ static const char store_tables_gdp_fmt[] =
 int store_tables_gdp(store *s, const char *cluster, store_gdp_table *out, pb_error *err)
 {
     memset(out, 0, sizeof *out);
-    char *list = store_run_select_list(s, "main", "");
-    size_t len = list ? strlen(list) + sizeof store_tables_gdp_fmt : 0;
-    char *sql = list ? malloc(len) : NULL;
-    if (sql)
-        snprintf(sql, len, store_tables_gdp_fmt, list);
-    free(list);
-    if (!sql)
-        return pb_errorf(err, "%s: out of memory", s->path);
     sqlite3_stmt *st;
-    int rc = store_prepare(s, sql, &st, err);
-    free(sql);
-    if (rc)
+    int rc;
+    if (store_tables_prepare_runs(s, store_tables_gdp_fmt, sizeof store_tables_gdp_fmt, &st, err))
         return PB_ERR;
     sqlite3_bind_text(st, 1, cluster, -1, SQLITE_STATIC);
     int cap = 0, oom = 0;

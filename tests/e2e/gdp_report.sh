@@ -1,29 +1,16 @@
-#!/usr/bin/env bash
 # gdp_report.sh — GDP's Table 1 in `placebench report` on a results file written by hand
 # (tests/data/gdp_results.sql; its header derives the expected numbers): run times, OOM and
 # failed cells, speed-ups, search speed-up, GEOMEAN, the paper's GEOMEAN in both conventions
 # (specs/gdp.md §12: 15.0 % / 11.2 % from the run times, 16.3 % / 11.2 % of the printed
 # percentages), the claims, and the CSV form.
-set -euo pipefail
-: "${PB_BIN:?set PB_BIN to the placebench binary}" "${PB_TESTDATA:?set PB_TESTDATA to tests/data}"
-
-fail() {
-    echo "FAIL: $*" >&2
-    exit 1
-}
+source "$(dirname "$0")/lib/common.bash"
 command -v sqlite3 >/dev/null || fail "the sqlite3 command-line tool is needed (package sqlite3)"
-
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+tmp=$WORK
 db="$tmp/g.db"
 sqlite3 "$db" <"$PB_TESTDATA/gdp_results.sql"
 
-expect_line() {
-    grep -qxF -- "$2" "$1" || {
-        cat "$1" >&2
-        fail "$1 lacks the line: $2"
-    }
-}
+# FILE holds LINE as a whole line.
+expect_line() { grep -qxF -- "$2" "$1" || fail "$1 lacks the line: $2 (it holds: $(cat "$1"))"; }
 
 "$PB_BIN" report "$db" >"$tmp/report.md"
 for line in \
