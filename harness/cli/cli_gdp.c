@@ -306,3 +306,36 @@ void cli_gdp_table1(FILE *f, const store_gdp_table *t, const papers_gdp_tables *
     cli_gdp_claims(f, lines, n);
     free(lines);
 }
+
+int cli_gdp_plot_data(FILE *f, const store_gdp_table *t, const papers_gdp_tables *pt,
+                      const char *db)
+{
+    cli_gdp_line *lines =
+        calloc((size_t)t->n_rows + (pt ? (size_t)pt->n_rows : 0) + 1, sizeof *lines);
+    if (!lines)
+        return 0;
+    int n = cli_gdp_lines(t, pt, lines), with_data = 0;
+    fprintf(f,
+            "# placebench GDP Table 1 data from %s: mean run time (s) over the runs that fit\n"
+            "# x\tlabel\tgdp\thp\tmetis\thdp\tpaper_gdp\tpaper_hp\tpaper_metis\tpaper_hdp\n",
+            db);
+    for (int i = 0; i < n; i++) {
+        const cli_gdp_line *l = &lines[i];
+        const papers_gdp_row *p = l->paper;
+        double paper[GDP_METHODS] = {p ? p->gdp_one : NAN, p ? p->hp : NAN, p ? p->metis : NAN,
+                                     p ? p->hdp : NAN};
+        int any = 0;
+        fprintf(f, "%d\t%s, %d GPUs", i, l->model, l->gpus);
+        for (int m = 0; m < GDP_METHODS; m++) {
+            double x = cli_gdp_time(l->cell[m]);
+            any |= !isnan(x);
+            fprintf(f, isnan(x) ? "\tNaN" : "\t%.17g", x);
+        }
+        for (int m = 0; m < GDP_METHODS; m++)
+            fprintf(f, isnan(paper[m]) ? "\tNaN" : "\t%.17g", paper[m]);
+        fputc('\n', f);
+        with_data += any;
+    }
+    free(lines);
+    return with_data;
+}

@@ -18,4 +18,12 @@
  */
 void cli_gdp_table1(FILE *f, const store_gdp_table *t, const papers_gdp_tables *pt, int csv);
 
+/*
+ * The data of plots/gdp_table1.gp: one line per row of Table 1 (the same rows, in the same
+ * order): x, "model, N GPUs", our mean run time of GDP-one, HP, METIS, HDP and the paper's four
+ * (s; NaN where there is none: no run, failed, OOM).  Returns the lines with a run time of ours.
+ */
+int cli_gdp_plot_data(FILE *f, const store_gdp_table *t, const papers_gdp_tables *pt,
+                      const char *db);
+
 #endif

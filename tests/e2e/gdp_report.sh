@@ -43,6 +43,23 @@ assert float(g["paper_run_time_s"]) == 0.234
 assert math.isnan(float(r[("rnnlm-2l", "2", "METIS")]["run_time_s"]))
 assert r[("gnmt-2l", "2", "METIS")]["ok"] == "0"
 PY
+# The chart's data: Table 1's rows, ours then the paper's run times (NaN: none, OOM, failed).
+if command -v gnuplot >/dev/null; then
+    "$PB_BIN" plot "$db" --out "$tmp/plots" --format png >"$tmp/plot.out" 2>&1 ||
+        fail "plot failed: $(cat "$tmp/plot.out")"
+    [ -s "$tmp/plots/gdp_table1.png" ] || fail "no gdp_table1.png"
+    python3 - "$tmp/plots/gdp_table1.tsv" <<'PY' || fail "gdp_table1.tsv is wrong: $(cat "$tmp/plots/gdp_table1.tsv")"
+import math, sys
+rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if not l.startswith("#")]
+assert [r[1] for r in rows] == ["rnnlm-2l, 2 GPUs", "gnmt-2l, 2 GPUs", "rnnlm-2l, 4 GPUs"], rows
+v = [[float(x) for x in r[2:]] for r in rows]
+assert abs(v[0][0] - 0.21) < 1e-12 and v[0][1] == 0.252 and math.isnan(v[0][2]), v[0]
+assert v[0][4:] == [0.234, 0.257, 0.355, 0.243], v[0]
+assert math.isnan(v[1][2]) and math.isnan(v[1][6]) and v[1][3] == 0.36, v[1]
+assert math.isnan(v[2][0]) and v[2][1] == 0.252 and all(math.isnan(x) for x in v[2][4:]), v[2]
+PY
+fi
+
 # Asked for Table 1 without runs on the GDP cluster: an error naming the file.
 sqlite3 "$db" "UPDATE runs SET cluster = 'other'"
 if "$PB_BIN" report "$db" --tables gdp >"$tmp/none.md" 2>"$tmp/none.err"; then
