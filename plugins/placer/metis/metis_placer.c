@@ -74,12 +74,18 @@ static int metis_pair_cmp(const void *x, const void *y)
 static int metis_build(const pb_graph *g, const int *index, int n, double speed, int **xadj_out,
                        int **adj_out, int **vw_out, int **aw_out, pb_error *err)
 {
-    metis_pair *pairs = malloc((size_t)(g->n_edges > 0 ? g->n_edges : 1) * sizeof *pairs);
+    size_t m_cap = (size_t)(g->n_edges > 0 ? g->n_edges : 1);
+    metis_pair *pairs = malloc(m_cap * sizeof *pairs);
     int *xadj = calloc((size_t)n + 1, sizeof *xadj), *vw = malloc((size_t)(n + 1) * sizeof *vw);
-    if (!pairs || !xadj || !vw) {
+    int *fill = malloc((size_t)(n + 1) * sizeof *fill);
+    int *adj = malloc(2 * m_cap * sizeof *adj), *aw = malloc(2 * m_cap * sizeof *aw);
+    if (!pairs || !xadj || !vw || !fill || !adj || !aw) {
         free(pairs);
         free(xadj);
         free(vw);
+        free(fill);
+        free(adj);
+        free(aw);
         return pb_errorf(err, "out of memory");
     }
     for (int v = 0; v < g->n_nodes; v++)
@@ -95,42 +101,23 @@ static int metis_build(const pb_graph *g, const int *index, int n, double speed,
         pairs[m++] = (metis_pair){a < b ? a : b, a < b ? b : a, g->edge_bytes[e] / 1024.0};
     }
     qsort(pairs, (size_t)m, sizeof *pairs, metis_pair_cmp);
-    int k = 0;
-    double total = 0;
+    int k = 0; /* merge parallel pairs (both directions) */
     for (int i = 0; i < m; i++) {
         if (k > 0 && pairs[k - 1].a == pairs[i].a && pairs[k - 1].b == pairs[i].b)
             pairs[k - 1].kib += pairs[i].kib;
         else
             pairs[k++] = pairs[i];
     }
+    double total = 0;
     for (int i = 0; i < k; i++)
         total += 2 * (pairs[i].kib < 1 ? 1 : pairs[i].kib);
     double scale = total > INT_MAX / 2 ? (INT_MAX / 2) / total : 1;
-    int *adj = malloc((size_t)(2 * k + 1) * sizeof *adj),
-        *aw = malloc((size_t)(2 * k + 1) * sizeof *aw);
-    if (!adj || !aw) {
-        free(pairs);
-        free(xadj);
-        free(vw);
-        free(adj);
-        free(aw);
-        return pb_errorf(err, "out of memory");
-    }
     for (int i = 0; i < k; i++) {
         xadj[pairs[i].a + 1]++;
         xadj[pairs[i].b + 1]++;
     }
     for (int v = 0; v < n; v++)
         xadj[v + 1] += xadj[v];
-    int *fill = malloc((size_t)(n + 1) * sizeof *fill);
-    if (!fill) {
-        free(pairs);
-        free(xadj);
-        free(vw);
-        free(adj);
-        free(aw);
-        return pb_errorf(err, "out of memory");
-    }
     memcpy(fill, xadj, (size_t)n * sizeof *fill);
     for (int i = 0; i < k; i++) {
         double w = floor((pairs[i].kib < 1 ? 1 : pairs[i].kib) * scale + 0.5);
