@@ -18,23 +18,37 @@
 #include <string.h>
 
 /* GDP's machine with n GPUs: device 0 the host CPU, devices 1..n P100s. */
+
 static const pb_device_type test_types[2] = {{.name = "CPU-host", .speed_vs_ref = 1},
                                              {.name = "P100", .speed_vs_ref = 1}};
 static const int test_device_type[5] = {0, 1, 1, 1, 1};
 
+/* The mock host: counts simulator calls and curve points; with oom every placement is
+ * infeasible.  Step time = 100 x the number of distinct devices used + the unit count. */
+typedef struct test_host {
+    long long calls, points, last_point_calls;
+    int oom;
+} test_host;
+
 static int test_simulate(void *ctx, const pb_strategy *s, pb_eval *out, pb_error *err)
 {
     (void)err;
-    (*(long long *)ctx)++;
-    out->feasible = 1;
-    out->step_time_us = s->n_nodes;
+    test_host *h = ctx;
+    h->calls++;
+    int used[8] = {0}, distinct = 0;
+    for (int v = 0; v < s->n_nodes; v++)
+        if (s->device[v] >= 0 && s->device[v] < 8 && !used[s->device[v]]++)
+            distinct++;
+    out->feasible = !h->oom;
+    out->step_time_us = 100.0 * distinct + s->n_nodes;
     return PB_OK;
 }
 
 static void test_progress(void *ctx, const pb_progress *p)
 {
-    (void)ctx;
-    (void)p;
+    test_host *h = ctx;
+    h->points++;
+    h->last_point_calls = p->sim_calls;
 }
 
 static void test_log(void *ctx, int level, const char *msg)
@@ -74,10 +88,10 @@ static pb_graph *test_graph(const char *name, const char *const *names, int n, c
     return g;
 }
 
-/* Runs placer `name` (options kv[n_kv]) on g with n_gpus GPUs; device[] receives the placement.
- * Returns place()'s status. */
-static int test_place(const char *name, const option_kv *kv, int n_kv, const pb_graph *g,
-                      int n_gpus, int *device, pb_error *err)
+/* Runs placer `name` (options kv[n_kv], `episodes` as the budget, 0: none) on g with n_gpus GPUs
+ * and the mock host h; device[] receives the placement.  Returns place()'s status. */
+static int test_place_with(const char *name, const option_kv *kv, int n_kv, const pb_graph *g,
+                           int n_gpus, int episodes, test_host *h, int *device, pb_error *err)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/plugins/placer-%s.so", getenv("PB_BUILD"), name);
@@ -89,8 +103,7 @@ static int test_place(const char *name, const option_kv *kv, int n_kv, const pb_
     option_set set;
     if (options_resolve(d, kv, n_kv, name, &set, err))
         fail_msg("%s", err->msg);
-    long long calls = 0;
-    pb_host host = {sizeof host, &calls, test_simulate, test_progress, test_log, test_deadline};
+    pb_host host = {sizeof host, h, test_simulate, test_progress, test_log, test_deadline};
     pb_create_args a = options_create_args(&set, &host, 3);
     void *inst;
     assert_int_equal(ops->create(&a, &inst, err), PB_OK);
@@ -101,18 +114,27 @@ static int test_place(const char *name, const option_kv *kv, int n_kv, const pb_
                     .types = test_types,
                     .device_type = test_device_type,
                     .type_size = sizeof(pb_device_type)};
-    pb_budget budget = {.struct_size = sizeof budget};
+    pb_budget budget = {.struct_size = sizeof budget, .episodes = episodes};
     pb_problem prob = {
         .struct_size = sizeof prob, .graph = g, .op_graph = g, .cluster = &c, .budget = &budget};
     pb_strategy best;
     pb_strategy_placement(&best, g->n_nodes, device);
     double initial;
     int rc = ops->place(inst, &prob, &best, &initial, err);
-    if (rc == PB_OK)
-        assert_int_equal(calls, 1); /* one placement, simulated once */
     ops->destroy(inst);
     option_set_free(&set);
     dlclose(so);
+    return rc;
+}
+
+/* A fixed placer: one placement, simulated once. */
+static int test_place(const char *name, const option_kv *kv, int n_kv, const pb_graph *g,
+                      int n_gpus, int *device, pb_error *err)
+{
+    test_host h = {0};
+    int rc = test_place_with(name, kv, n_kv, g, n_gpus, 0, &h, device, err);
+    if (rc == PB_OK)
+        assert_int_equal(h.calls, 1);
     return rc;
 }
 
@@ -228,6 +250,36 @@ static void test_metis(void **state)
     graph_free(g);
 }
 
+/* HDP with a small controller on a chain: the budget is its step count, a curve point at the
+ * end, every unit on a GPU and the iterator on the host, the same seed the same placement; with
+ * every placement out of memory it still returns one (the fastest failure), not an error. */
+static void test_hdp(void **state)
+{
+    (void)state;
+    const char *names[] = {"IteratorGetNext", "a", "b", "c", "d", "e", "gradients/e"};
+    const int edges[] = {0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, -1};
+    pb_graph *g = test_graph("chain", names, 7, NULL, NULL, edges);
+    option_kv small[] = {{"hidden_size", "8"}, {"grouping_hidden_size", "4"}, {"num_groups", "3"}};
+    int first[7], again[7];
+    pb_error err;
+    test_host h = {0};
+    assert_int_equal(test_place_with("hdp", small, 3, g, 2, 12, &h, first, &err), PB_OK);
+    assert_int_equal(h.calls, 12);
+    assert_int_equal(h.last_point_calls, 12);
+    assert_int_equal(first[0], 0);
+    for (int v = 1; v < 7; v++)
+        assert_true(first[v] == 1 || first[v] == 2);
+    test_host h2 = {0};
+    assert_int_equal(test_place_with("hdp", small, 3, g, 2, 12, &h2, again, &err), PB_OK);
+    assert_memory_equal(first, again, sizeof first);
+    test_host oom = {.oom = 1};
+    assert_int_equal(test_place_with("hdp", small, 3, g, 2, 5, &oom, again, &err), PB_OK);
+    assert_int_equal(oom.calls, 5);
+    for (int v = 1; v < 7; v++)
+        assert_true(again[v] == 1 || again[v] == 2);
+    graph_free(g);
+}
+
 static void test_names(void **state)
 {
     (void)state;
@@ -245,8 +297,11 @@ static void test_names(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_expert_rnnlm),   cmocka_unit_test(test_expert_gnmt),
-        cmocka_unit_test(test_expert_unknown), cmocka_unit_test(test_metis),
+        cmocka_unit_test(test_expert_rnnlm),
+        cmocka_unit_test(test_expert_gnmt),
+        cmocka_unit_test(test_expert_unknown),
+        cmocka_unit_test(test_metis),
+        cmocka_unit_test(test_hdp),
         cmocka_unit_test(test_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
