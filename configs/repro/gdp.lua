@@ -22,7 +22,8 @@
 -- 36-layer WaveNet; add their files to `models` when the zoo has them.
 --
 -- HDP gets GDP's rollout budget (spec §6.4: 10 PPO iterations x 400 rollouts = 4000 controller
--- steps); METIS and HP place once.  Three repeats: HDP (and GDP) vary with the seed, the fixed
+-- steps, stopping early after 800 steps without a 1 % improvement: `patience`); METIS and HP
+-- place once.  Three repeats: HDP (and GDP) vary with the seed, the fixed
 -- placements do not.
 
 local models = { "datasets/gdp/rnnlm-2l.json", "datasets/gdp/rnnlm-4l.json",

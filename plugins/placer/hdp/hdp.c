@@ -13,7 +13,7 @@
 
 typedef struct hdp_opts {
     long long steps, hidden, grouping_hidden, num_groups, stop_noise_step, stop_sampling;
-    long long start_decay_step, decay_steps, stop_updating_after_steps, progress_every;
+    long long start_decay_step, decay_steps, stop_updating_after_steps, progress_every, patience;
     double temperature, tanh_constant, noise, failing_signal, bl_dec, grad_bound, lr, lr_dec;
     int start_with_failing_signal, fidelity, include_cpu, shape_feature;
 } hdp_opts;
@@ -81,6 +81,9 @@ static const pb_option_def hdp_options[] = {
      .help = "the graphs carry bytes per output port, not dims: slot 5i of port i holds "
              "log2(1 + elements) or the raw element count (other axes -1)",
      .offset = offsetof(hdp_opts, shape_feature)},
+    HDP_INT("patience", "800", 0, 1e9, patience,
+            "stop when the best step time has not improved by 1 % for this many steps (GDP's "
+            "budget rule, spec §6.4: 2 iterations x 400 rollouts); 0 = run every step"),
     HDP_INT("progress_every", "10", 1, 1e9, progress_every,
             "a curve point every this many steps (and at every improvement)"),
 };
@@ -363,6 +366,8 @@ static int hdp_place(void *instance, const pb_problem *p, pb_strategy *best, dou
     double baseline = o->start_with_failing_signal ? fail_reward : NAN;
     double best_us = INFINITY, best_any = INFINITY;
     int have_feasible = 0, rc = PB_OK;
+    double mark_us = INFINITY; /* the best when it last improved by 1 % */
+    long long mark_step = 0;
     *initial_us = -1;
     for (long long k = 0; k < steps && rc == PB_OK; k++) {
         double noise = k <= o->stop_noise_step ? o->noise : 0;
@@ -410,12 +415,17 @@ static int hdp_place(void *instance, const pb_problem *p, pb_strategy *best, dou
             break;
         if (k < o->stop_updating_after_steps || !failed)
             baseline = o->bl_dec * baseline + (1 - o->bl_dec) * reward;
-        if (improved || (k + 1) % o->progress_every == 0 || k + 1 == steps) {
+        if (improved && best_us < mark_us / 1.01) {
+            mark_us = best_us;
+            mark_step = k;
+        }
+        int stop = o->patience > 0 && k - mark_step >= o->patience;
+        if (improved || stop || (k + 1) % o->progress_every == 0 || k + 1 == steps) {
             pb_progress pr = {
                 sizeof pr, (int)k, ev.step_time_us, have_feasible ? best_us : best_any, k + 1, 0};
             ctx->host->progress(ctx->host->ctx, &pr);
         }
-        if (ctx->host->deadline_passed(ctx->host->ctx))
+        if (ctx->host->deadline_passed(ctx->host->ctx) || stop)
             break;
     }
     if (rc == PB_OK && !have_feasible)

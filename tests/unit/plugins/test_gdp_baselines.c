@@ -250,9 +250,11 @@ static void test_metis(void **state)
     graph_free(g);
 }
 
-/* HDP with a small controller on a chain: the budget is its step count, a curve point at the
- * end, every unit on a GPU and the iterator on the host, the same seed the same placement; with
- * every placement out of memory it still returns one (the fastest failure), not an error. */
+/* HDP with a small controller on a chain: the budget is its step count (no 1 % improvement in
+ * 800 steps, the default patience, cannot happen in 12), a curve point at the end, early stop
+ * with a small patience, every unit on a GPU and the iterator on the host, the same seed the same
+ * placement; with every placement out of memory it still returns one (the fastest failure), not an
+ * error. */
 static void test_hdp(void **state)
 {
     (void)state;
@@ -272,6 +274,16 @@ static void test_hdp(void **state)
     test_host h2 = {0};
     assert_int_equal(test_place_with("hdp", small, 3, g, 2, 12, &h2, again, &err), PB_OK);
     assert_memory_equal(first, again, sizeof first);
+    /* patience 3: the mock's step times take 3 values, so the search stops at most 4 steps
+     * after its last 1 % improvement, with a curve point at the stop. */
+    option_kv patient[] = {{"hidden_size", "8"},
+                           {"grouping_hidden_size", "4"},
+                           {"num_groups", "3"},
+                           {"patience", "3"}};
+    test_host hp = {0};
+    assert_int_equal(test_place_with("hdp", patient, 4, g, 2, 1000, &hp, again, &err), PB_OK);
+    assert_true(hp.calls >= 4 && hp.calls < 1000);
+    assert_int_equal(hp.last_point_calls, hp.calls);
     test_host oom = {.oom = 1};
     assert_int_equal(test_place_with("hdp", small, 3, g, 2, 5, &oom, again, &err), PB_OK);
     assert_int_equal(oom.calls, 5);
