@@ -3,6 +3,7 @@
 #include "cli.h"
 #include "cmd_plot.h"
 #include "cli_output.h"
+#include "cli_gdp.h"
 
 #include "cli_plot_data.h"
 #include "report/papers.h"
@@ -47,6 +48,9 @@ static const char cmd_plot_usage[] =
     "                    device counts, as the embedding paper's Tables 1-2 and Figures 4-5\n"
     "                    (means over the runs with an initial step time, of all traversal\n"
     "                    orders together)\n"
+    "  gdp_table1        when runs used the gdp-p100 cluster: GDP's Table 1 as bars of the run\n"
+    "                    time per (model, GPUs) and method (GDP-one, HP, METIS, HDP), the\n"
+    "                    paper's run times as diamonds (the rows of 'report --tables gdp')\n"
     "Curves and best_step_time bars are the mean over graphs of the per-graph mean over\n"
     "repeats; bands and error bars are +-1 pooled standard deviation over repeats.  Only runs\n"
     "that finished ok count.\n"
@@ -60,9 +64,9 @@ static const char cmd_plot_usage[] =
     "(../share/placebench/plots, ../plots), then in the source and install folders.";
 
 /* The gnuplot scripts plots/<name>.gp. */
-static const char *const cmd_plot_scripts[] = {"learning_curves", "best_step_time",
-                                               "order_wins",      "embedding_bars",
-                                               "heterps_bars",    "heterps_sched_time"};
+static const char *const cmd_plot_scripts[] = {
+    "learning_curves", "best_step_time",     "order_wins", "embedding_bars",
+    "heterps_bars",    "heterps_sched_time", "gdp_table1"};
 
 /* The charts of aggregated step times: drawn by plots/<script>.gp from one extract each. */
 typedef struct cmd_plot_chart {
@@ -645,6 +649,38 @@ static int cmd_plot_heterps(const cmd_plot_opts *o, store *s, int *drawn)
     return rc;
 }
 
+/* ---------------------------------------------------------------- GDP */
+
+/* GDP's Table 1 chart, when there are runs on the GDP cluster. */
+static int cmd_plot_gdp(const cmd_plot_opts *o, store *s, int *drawn)
+{
+    static const char stem[] = "gdp_table1";
+    const papers_paper *paper = papers_with_gdp();
+    const papers_gdp_tables *pt = paper ? paper->gdp : NULL;
+    store_gdp_table t;
+    pb_error why = {{0}};
+    if (store_tables_gdp(s, pt ? pt->cluster : "gdp-p100", &t, &why) != PB_OK) {
+        fprintf(stderr, "placebench: no %s chart: %s\n", stem, why.msg);
+        store_gdp_table_free(&t);
+        return 0;
+    }
+    cmd_plot_files files = {0};
+    cli_output out;
+    int rc = cmd_plot_data_open(o, &files, "data", stem, ".tsv", &out);
+    int lines = rc ? 0 : cli_gdp_plot_data(out.f, &t, pt, o->db);
+    store_gdp_table_free(&t);
+    if (rc || cmd_plot_data_close(&files, &out))
+        return 1;
+    if (lines == 0) {
+        fprintf(stderr, "placebench: %s: no run on the GDP cluster fitted; no %s chart\n", o->db,
+                stem);
+        return 0;
+    }
+    *drawn = 1;
+    cmd_plot_drawing dr = {"gdp_table1", stem, "", NULL, &files};
+    return cmd_plot_draw_all(o, &dr);
+}
+
 int cmd_plot(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++) {
@@ -666,7 +702,7 @@ int cmd_plot(int argc, char **argv)
     for (size_t i = 0; !rc && i < sizeof cmd_plot_charts / sizeof cmd_plot_charts[0]; i++)
         rc = cmd_plot_chart_run(&o, s, &cmd_plot_charts[i], &drawn);
     rc = rc || cmd_plot_order_wins(&o, s, &drawn) || cmd_plot_embedding_bars(&o, s, &drawn) ||
-         cmd_plot_heterps(&o, s, &drawn);
+         cmd_plot_heterps(&o, s, &drawn) || cmd_plot_gdp(&o, s, &drawn);
     store_close(s);
     if (!rc && !drawn)
         return cli_error("%s: no run finished ok: nothing to plot", o.db);

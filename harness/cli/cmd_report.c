@@ -1,5 +1,6 @@
 /* cmd_report.c — placebench report: the summary table and the papers' tables of a results file. */
 #include "cli.h"
+#include "cli_gdp.h"
 #include "cli_output.h"
 #include "cli_tables.h"
 
@@ -34,11 +35,16 @@ static const char cmd_report_usage[] =
     "              number of resource types: monetary cost (mean, spread, gap over RL-LSTM),\n"
     "              throughput and feasibility, and scheduling time per method and model, then\n"
     "              Table 2 (BF(2), BF(4), RL on CTRDNN), beside the paper's figures.\n"
+    "  gdp         the GDP paper's Table 1, over the runs on the gdp-p100 cluster: run time of\n"
+    "              GDP-one (gdp), HP (expert), METIS (metis) and HDP (hdp) per model and GPU\n"
+    "              count, speed-ups over HP and HDP, search speed-up over HDP, GEOMEAN and the\n"
+    "              paper's claims, beside the paper's figures.\n"
     "\n"
-    "  --tables LIST     comma-separated of summary, orders, embeddings, heterps; default: the\n"
-    "                    summary, then the orders tables when the placer's runs have 2 or more\n"
-    "                    orders, the embedding tables when they have 2 or more embeddings and\n"
-    "                    the HeterPS tables when there are runs of the heterps simulator\n"
+    "  --tables LIST     comma-separated of summary, orders, embeddings, heterps, gdp; default:\n"
+    "                    the summary, then the orders tables when the placer's runs have 2 or\n"
+    "                    more orders, the embedding tables when they have 2 or more embeddings,\n"
+    "                    the HeterPS tables when there are runs of the heterps simulator and\n"
+    "                    GDP's Table 1 when there are runs on the gdp-p100 cluster\n"
     "  --csv             CSV instead of markdown (full precision; one table: the summary unless\n"
     "                    --tables names another)\n"
     "  --out FILE        write to FILE instead of stdout (FILE appears only when complete)\n"
@@ -49,7 +55,13 @@ static const char cmd_report_usage[] =
     "  --baseline NAME   embedding the summary compares with (default placeto-gnn)\n"
     "  --episodes LIST   orders tables: 0-based episodes compared (default 9,19,49)";
 
-enum { REPORT_SUMMARY = 1, REPORT_ORDERS = 2, REPORT_EMBEDDINGS = 4, REPORT_HETERPS = 8 };
+enum {
+    REPORT_SUMMARY = 1,
+    REPORT_ORDERS = 2,
+    REPORT_EMBEDDINGS = 4,
+    REPORT_HETERPS = 8,
+    REPORT_GDP = 16
+};
 
 /* Options not given (NULL placer and baseline, no episodes) take the paper's: its placer, its
  * baseline embedding, the episodes of its win counts. */
@@ -75,9 +87,11 @@ static int report_parse_tables(const char *list, int *tables)
             *tables |= REPORT_EMBEDDINGS;
         else if (strcmp(t, "heterps") == 0)
             *tables |= REPORT_HETERPS;
+        else if (strcmp(t, "gdp") == 0)
+            *tables |= REPORT_GDP;
         else
             return cli_error("report: --tables: unknown table '%s' (summary, orders, embeddings, "
-                             "heterps)",
+                             "heterps, gdp)",
                              t);
     }
     return *tables ? 0 : cli_error("report: --tables: empty list");
@@ -193,6 +207,25 @@ static int report_heterps(store *s, const report_args *a, FILE *f, pb_error *err
     return rc && !automatic;
 }
 
+/* GDP's Table 1 beside the paper's.  In automatic mode it is written only when there are runs on
+ * the GDP cluster, and their absence is no error. */
+static int report_gdp(store *s, const report_args *a, FILE *f, pb_error *err, int automatic)
+{
+    const papers_paper *paper = papers_with_gdp();
+    const papers_gdp_tables *pt = paper ? paper->gdp : NULL;
+    store_gdp_table t;
+    pb_error quiet = {{0}};
+    int rc = store_tables_gdp(s, pt ? pt->cluster : "gdp-p100", &t, automatic ? &quiet : err);
+    if (!rc) {
+        if (!a->csv)
+            fprintf(f, "\n## GDP: run time per model and method (%s, %s)\n\n",
+                    paper ? paper->name : "no paper", pt ? pt->tables : "-");
+        cli_gdp_table1(f, &t, pt, a->csv);
+    }
+    store_gdp_table_free(&t);
+    return rc && !automatic;
+}
+
 /* Writes the requested tables; automatic mode skips paper tables the data does not support and
  * gives the orders tables once per embedding when the runs use several. */
 static int report_write(store *s, const report_args *a, FILE *f, pb_error *err)
@@ -233,6 +266,8 @@ static int report_write(store *s, const report_args *a, FILE *f, pb_error *err)
         store_embedding_table_free(&t);
     if (!rc && ((tables & REPORT_HETERPS) || automatic))
         rc = report_heterps(s, a, f, err, automatic);
+    if (!rc && ((tables & REPORT_GDP) || automatic))
+        rc = report_gdp(s, a, f, err, automatic);
     return rc;
 }
 

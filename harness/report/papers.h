@@ -102,6 +102,26 @@ typedef struct papers_heterps_tables {
     const char *below_tl_placer, *below_tl_model;
 } papers_heterps_tables;
 
+/* One row of GDP's Table 1 (specs/gdp.md §12): run times in s on `gpus` P100s; NaN for OOM. */
+typedef struct papers_gdp_row {
+    const char *model; /* placebench's graph name (the zoo's file name without .json) */
+    const char *label; /* the paper's row label */
+    int gpus;
+    double gdp_one, hp, metis, hdp;   /* s; metis NaN = OOM */
+    double over_hp_pct, over_hdp_pct; /* as printed */
+    double search_speedup;            /* search speed-up over HDP, as printed (x) */
+} papers_gdp_row;
+
+/* GDP's Table 1 and the placebench placers of its columns. */
+typedef struct papers_gdp_tables {
+    const char *tables;
+    const papers_gdp_row *rows; /* [n_rows] in the paper's order */
+    int n_rows;
+    double geomean_hp_pct, geomean_hdp_pct, geomean_search; /* as printed */
+    const char *gdp_placer, *hp_placer, *metis_placer, *hdp_placer;
+    const char *cluster; /* the cluster preset of its runs */
+} papers_gdp_tables;
+
 /* A paper: how placebench names it and its tables (NULL for a kind it does not publish). */
 typedef struct papers_paper {
     const char *name;   /* short name used in headings ("traversal-order paper") */
@@ -110,6 +130,7 @@ typedef struct papers_paper {
     const papers_order_table *orders;
     const papers_embedding_table *embeddings;
     const papers_heterps_tables *heterps;
+    const papers_gdp_tables *gdp;
 } papers_paper;
 
 /* The registered papers in registration order: paper i, or NULL when i is out of range.
@@ -120,6 +141,7 @@ const papers_paper *papers_at(int i);
 const papers_paper *papers_with_orders(void);
 const papers_paper *papers_with_embeddings(void);
 const papers_paper *papers_with_heterps(void);
+const papers_paper *papers_with_gdp(void);
 
 /* The method entry of placer, or NULL.  Borrowed from t. */
 const papers_heterps_method *papers_heterps_find(const papers_heterps_tables *t,

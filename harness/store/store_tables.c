@@ -575,21 +575,31 @@ static void store_tables_heterps_cell(store_heterps_table *t, sqlite3_stmt *st)
     };
 }
 
-int store_tables_heterps(store *s, store_heterps_table *out, pb_error *err)
+/* Prepares fmt with its one %s replaced by the runs table's full column list (so files of an
+ * older schema read NULL for the columns they lack). */
+static int store_tables_prepare_runs(store *s, const char *fmt, size_t fmt_size, sqlite3_stmt **st,
+                                     pb_error *err)
 {
-    memset(out, 0, sizeof *out);
     char *list = store_run_select_list(s, "main", "");
-    size_t len = list ? strlen(list) + sizeof store_tables_heterps_fmt : 0;
+    size_t len = list ? strlen(list) + fmt_size : 0;
     char *sql = list ? malloc(len) : NULL;
     if (sql)
-        snprintf(sql, len, store_tables_heterps_fmt, list);
+        snprintf(sql, len, fmt, list);
     free(list);
     if (!sql)
         return pb_errorf(err, "%s: out of memory", s->path);
-    sqlite3_stmt *st;
-    int rc = store_prepare(s, sql, &st, err);
+    int rc = store_prepare(s, sql, st, err);
     free(sql);
-    if (rc)
+    return rc;
+}
+
+int store_tables_heterps(store *s, store_heterps_table *out, pb_error *err)
+{
+    memset(out, 0, sizeof *out);
+    sqlite3_stmt *st;
+    int rc;
+    if (store_tables_prepare_runs(s, store_tables_heterps_fmt, sizeof store_tables_heterps_fmt, &st,
+                                  err))
         return PB_ERR;
     if (store_tables_heterps_lists(s, st, out, err)) {
         sqlite3_finalize(st);
@@ -635,4 +645,85 @@ const store_heterps_cell *store_heterps_at(const store_heterps_table *t, const c
     if (m < 0 || d < 0 || p < 0)
         return NULL;
     return &t->cells[(m * t->n_devices + d) * t->n_placers + p];
+}
+
+/* ---------------------------------------------------------------- GDP */
+
+/* Per (model, devices, method) on one cluster: runs, ok, feasible, then the means; the search
+ * reach of a run is read from its curve. */
+static const char store_tables_gdp_fmt[] =
+    "SELECT CASE WHEN graph LIKE '%%.json' THEN substr(graph, 1, length(graph) - 5) ELSE graph"
+    " END AS m, n_devices, placer, count(*), sum(status = 0), sum(status = 0 AND feasible = 1),"
+    " avg(CASE WHEN status = 0 AND feasible = 1 THEN best_us END),"
+    " avg(CASE WHEN status = 0 THEN search_wall_s END),"
+    " avg(CASE WHEN status = 0 AND feasible = 1 THEN (SELECT min(c.wall_s) FROM curve c"
+    "   WHERE c.run_id = r.run_id AND c.best_so_far_us <= 1.01 * r.best_us) END),"
+    " avg(CASE WHEN status = 0 AND feasible = 1 THEN (SELECT min(c.sim_calls) FROM curve c"
+    "   WHERE c.run_id = r.run_id AND c.best_so_far_us <= 1.01 * r.best_us) END)"
+    " FROM (SELECT %s FROM runs) r WHERE cluster = ?1 GROUP BY m, n_devices, placer"
+    " ORDER BY m, n_devices, placer";
+
+int store_tables_gdp(store *s, const char *cluster, store_gdp_table *out, pb_error *err)
+{
+    memset(out, 0, sizeof *out);
+    sqlite3_stmt *st;
+    int rc;
+    if (store_tables_prepare_runs(s, store_tables_gdp_fmt, sizeof store_tables_gdp_fmt, &st, err))
+        return PB_ERR;
+    sqlite3_bind_text(st, 1, cluster, -1, SQLITE_STATIC);
+    int cap = 0, oom = 0;
+    while (!oom && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (out->n_rows == cap) {
+            cap = cap ? 2 * cap : 16;
+            store_gdp_row *grown = realloc(out->rows, (size_t)cap * sizeof *grown);
+            if (!grown) {
+                oom = 1;
+                break;
+            }
+            out->rows = grown;
+        }
+        store_gdp_row *r = &out->rows[out->n_rows];
+        *r = (store_gdp_row){
+            .model = strdup(store_tables_text(st, 0)),
+            .devices = sqlite3_column_int(st, 1),
+            .placer = strdup(store_tables_text(st, 2)),
+            .n_runs = sqlite3_column_int(st, 3),
+            .n_ok = sqlite3_column_int(st, 4),
+            .n_feasible = sqlite3_column_int(st, 5),
+            .best_us = store_tables_real(st, 6),
+            .wall_s = store_tables_real(st, 7),
+            .reach_s = store_tables_real(st, 8),
+            .reach_calls = store_tables_real(st, 9),
+        };
+        out->n_rows++;
+        oom = !r->model || !r->placer;
+    }
+    sqlite3_finalize(st);
+    if (oom)
+        return pb_errorf(err, "%s: out of memory", s->path);
+    if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+        return store_sql_error(s, "reading GDP runs", err);
+    if (out->n_rows == 0)
+        return pb_errorf(err, "%s: no run used the %s cluster", s->path, cluster);
+    return PB_OK;
+}
+
+void store_gdp_table_free(store_gdp_table *t)
+{
+    for (int i = 0; i < t->n_rows; i++) {
+        free(t->rows[i].model);
+        free(t->rows[i].placer);
+    }
+    free(t->rows);
+    memset(t, 0, sizeof *t);
+}
+
+const store_gdp_row *store_gdp_at(const store_gdp_table *t, const char *model, int devices,
+                                  const char *placer)
+{
+    for (int i = 0; i < t->n_rows; i++)
+        if (t->rows[i].devices == devices && strcmp(t->rows[i].model, model) == 0 &&
+            strcmp(t->rows[i].placer, placer) == 0)
+            return &t->rows[i];
+    return NULL;
 }

@@ -108,4 +108,31 @@ void store_heterps_table_free(store_heterps_table *t);
 const store_heterps_cell *store_heterps_at(const store_heterps_table *t, const char *model,
                                            int devices, const char *placer);
 
+/* One (model, devices, placer) cell of GDP's Table 1: the runs on the GDP cluster. */
+typedef struct store_gdp_row {
+    char *model; /* graph file name without ".json" (owned) */
+    int devices;
+    char *placer; /* owned */
+    int n_runs, n_ok, n_feasible;
+    double best_us; /* mean best step time over the ok runs whose placement fits (NaN: none) */
+    double wall_s;  /* mean search wall time over the ok runs */
+    /* Means over the feasible ok runs of when the search first came within 1 % of its final
+     * best step time (the curve's first point with best_so_far_us <= 1.01 best_us): search wall
+     * time and simulator calls.  NaN without curve points. */
+    double reach_s, reach_calls;
+} store_gdp_row;
+
+typedef struct store_gdp_table {
+    store_gdp_row *rows; /* [n_rows] by model, devices, placer */
+    int n_rows;
+} store_gdp_table;
+
+/* The runs on cluster `cluster` (gdp-p100), grouped by (model, devices, placer).  Fills *out
+ * (caller frees with store_gdp_table_free, also after an error); an error when there is none. */
+int store_tables_gdp(store *s, const char *cluster, store_gdp_table *out, pb_error *err);
+void store_gdp_table_free(store_gdp_table *t);
+/* The row of (model, devices, placer), or NULL.  Borrowed from t. */
+const store_gdp_row *store_gdp_at(const store_gdp_table *t, const char *model, int devices,
+                                  const char *placer);
+
 #endif

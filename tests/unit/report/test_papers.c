@@ -112,6 +112,36 @@ static void test_heterps(void **state)
         assert_int_equal(papers_heterps_display_at(t, names, 4, q), expect[q]);
 }
 
+/* GDP's Table 1 as transcribed (specs/gdp.md §12): the printed speed-ups agree with the run
+ * times to 1 point except the two inconsistencies §12 notes (AmoebaNet over HP, 4-layer
+ * Transformer-XL over HP); METIS fits on 3 rows; GEOMEAN of the time ratios 15.0 % / 11.2 %. */
+static void test_gdp(void **state)
+{
+    (void)state;
+    const papers_gdp_tables *t = papers_with_gdp()->gdp;
+    assert_int_equal(t->n_rows, 12);
+    assert_string_equal(t->hp_placer, "expert");
+    int metis_fits = 0, off = 0;
+    double hp = 0, hdp = 0;
+    for (int i = 0; i < t->n_rows; i++) {
+        const papers_gdp_row *r = &t->rows[i];
+        metis_fits += !isnan(r->metis);
+        double over_hp = (r->hp / r->gdp_one - 1) * 100, over_hdp = (r->hdp / r->gdp_one - 1) * 100;
+        assert_true(fabs(over_hdp - r->over_hdp_pct) < 1);
+        if (fabs(over_hp - r->over_hp_pct) >= 1) {
+            off++;
+            assert_true(strcmp(r->model, "amoebanet") == 0 ||
+                        strcmp(r->model, "transformer-xl-4l") == 0);
+        }
+        hp += log(r->hp / r->gdp_one);
+        hdp += log(r->hdp / r->gdp_one);
+    }
+    assert_int_equal(off, 1); /* AmoebaNet: 11.7 % against 26.1 %; TXL-4's 10.5 % is within 1 */
+    assert_int_equal(metis_fits, 3);
+    assert_float_equal((exp(hp / 12) - 1) * 100, 15.0, 0.05);
+    assert_float_equal((exp(hdp / 12) - 1) * 100, 11.2, 0.05);
+}
+
 static void test_registered(void **state)
 {
     (void)state;
@@ -119,7 +149,7 @@ static void test_registered(void **state)
     for (const papers_paper *p; (p = papers_at(n)); n++) {
         assert_non_null(p->name);
         assert_non_null(p->placer);
-        assert_true(p->orders || p->embeddings || p->heterps);
+        assert_true(p->orders || p->embeddings || p->heterps || p->gdp);
         if (p->orders)
             check_order_table(p->orders);
         if (p->embeddings)
@@ -127,7 +157,7 @@ static void test_registered(void **state)
         if (p->heterps)
             check_heterps_table(p->heterps);
     }
-    assert_int_equal(n, 3);
+    assert_int_equal(n, 4);
     assert_null(papers_at(-1));
     assert_string_equal(papers_with_orders()->name, "traversal-order paper");
     assert_string_equal(papers_with_embeddings()->name, "embedding paper");
@@ -180,9 +210,9 @@ static void test_tag_sfb(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_spot_checks), cmocka_unit_test(test_heterps),
-        cmocka_unit_test(test_registered),  cmocka_unit_test(test_display_order),
-        cmocka_unit_test(test_tag_sfb),
+        cmocka_unit_test(test_spot_checks),   cmocka_unit_test(test_heterps),
+        cmocka_unit_test(test_gdp),           cmocka_unit_test(test_registered),
+        cmocka_unit_test(test_display_order), cmocka_unit_test(test_tag_sfb),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
