@@ -27,7 +27,7 @@ extern "C" {
 #endif
 
 #define PB_ABI_MAJOR 1
-#define PB_ABI_MINOR 3
+#define PB_ABI_MINOR 4
 
 /*
  * ABI changelog (a minor version only adds; the harness still loads plugins of older minors):
@@ -45,6 +45,7 @@ extern "C" {
  *        and batch shares at the end of pb_strategy (device_share), read by the strategy
  *        compiler (placebench/compile.h); pb_eval.task_record, a per-task timeline for traces,
  *        and pb_eval.node_idle_after_us (TAG's run-time feedback).
+ *   1.4  pb_problem.host: the host that simulates a problem given to train() (GDP-batch).
  */
 #define PB_DESCRIPTOR_SYMBOL placebench_plugin
 #define PB_DESCRIPTOR_SYMBOL_NAME "placebench_plugin"
@@ -500,6 +501,9 @@ typedef struct pb_problem {
     const pb_budget *budget;           /* never NULL */
     const int *order;                  /* traversal order of graph's nodes, NULL when none */
     const pb_embedding_ref *embedding; /* NULL when none was named */
+    /* Since 1.4: the host whose simulate() evaluates this problem, for train() over several
+     * graphs (each with its own simulator); NULL = the host given at create. */
+    const struct pb_host *host;
 } pb_problem;
 
 /* placer: (problem, budget) -> strategy. */

@@ -329,10 +329,11 @@ pb_nn_tensor *pb_nn_trf_forward(pb_nn_tape *t, pb_nn_params *p, const pb_nn_trf 
                                 pb_nn_tensor *gate_mem);
 
 /* GDP's GraphSAGE layer (specs/gdp.md §3.1, Eq. 2-3): pooled = elementwise max over each node's
- * neighbours (nbr, rows of x) of sigmoid(x_u W_pool + b_pool), zeros for a node without any;
- * out = act([x, pooled] W_comb + b_comb). */
+ * neighbours (nbr, rows of x) of pool_act(x_u W_pool + b_pool), zeros for a node without any;
+ * out = act([x, pooled] W_comb + b_comb).  pool_act is sigmoid after init (GDP; GraphSAGE's own
+ * is ReLU): set the field to change it. */
 typedef struct pb_nn_sage_pool {
-    int in, out, act;
+    int in, out, act, pool_act;
     int w_pool, b_pool, w_comb, b_comb; /* parameter ids */
 } pb_nn_sage_pool;
 
