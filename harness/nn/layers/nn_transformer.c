@@ -18,16 +18,63 @@ pb_nn_tensor *pb_nn_superpose(pb_nn_tape *t, pb_nn_tensor *x, pb_nn_tensor *gate
     return gate ? pb_nn_mul(t, x, gate) : x;
 }
 
-/* L x (m+L) additive mask: 0 where query i may see key j (j <= i + m), -inf elsewhere. */
-static pb_nn_tensor *nn_causal_mask(pb_nn_tape *t, int rows, int cols, int mem_rows)
+/* The fused attention op: per head softmax(q_h k_h^T scale + mask) v_h, the probabilities of
+ * every head kept for the reverse pass (heads x L x keys floats) instead of the score, mask and
+ * softmax tensors of an unfused graph. */
+typedef struct nn_attention_ctx {
+    int n_head, mem_rows;
+    float scale;
+    float *prob;  /* [n_head][L][keys] */
+    float *dprob; /* [L][keys] backward scratch */
+} nn_attention_ctx;
+
+/* Row i's softmax over keys 0..limit-1 of s (in place), zeros beyond. */
+static void nn_attention_softmax_row(float *s, int keys, int limit)
 {
-    pb_nn_tensor *mask = pb_nn_constant(t, rows, cols, NULL);
-    if (!mask)
-        return NULL;
-    for (int i = 0; i < rows; i++)
-        for (int j = i + mem_rows + 1; j < cols; j++)
-            mask->data[(size_t)i * (size_t)cols + (size_t)j] = -INFINITY;
-    return mask;
+    float m = s[0];
+    for (int j = 1; j < limit; j++)
+        if (s[j] > m)
+            m = s[j];
+    double sum = 0;
+    for (int j = 0; j < limit; j++) {
+        s[j] = expf(s[j] - m);
+        sum += s[j];
+    }
+    float inv = (float)(1.0 / sum);
+    for (int j = 0; j < limit; j++)
+        s[j] *= inv;
+    for (int j = limit; j < keys; j++)
+        s[j] = 0;
+}
+
+static void nn_attention_backward(const nn_record *r)
+{
+    const nn_attention_ctx *c = r->aux;
+    const pb_nn_tensor *q = r->in[0], *k = r->in[1], *v = r->in[2], *out = r->out;
+    int L = q->rows, keys = k->rows, hd = q->cols, d = hd / c->n_head;
+    float *dp = c->dprob;
+    for (int h = 0; h < c->n_head; h++) {
+        const float *p = c->prob + (size_t)h * (size_t)L * (size_t)keys, *dout = out->grad + h * d;
+        if (v->grad) /* dV_h += P^T dO_h */
+            pb_nn_gemm(1, 0, keys, d, L, 1, p, keys, dout, hd, 1, v->grad + h * d, hd);
+        if (!q->grad && !k->grad)
+            continue;
+        /* dP = dO_h V_h^T, then dS = scale P (dP - rowsum(dP P)) in place. */
+        pb_nn_gemm(0, 1, L, keys, d, 1, dout, hd, v->data + h * d, hd, 0, dp, keys);
+        for (int i = 0; i < L; i++) {
+            float *dpi = dp + (size_t)i * (size_t)keys;
+            const float *pi = p + (size_t)i * (size_t)keys;
+            double dot = 0;
+            for (int j = 0; j < keys; j++)
+                dot += (double)dpi[j] * pi[j];
+            for (int j = 0; j < keys; j++)
+                dpi[j] = c->scale * pi[j] * (dpi[j] - (float)dot);
+        }
+        if (q->grad) /* dQ_h += dS K_h */
+            pb_nn_gemm(0, 0, L, d, keys, 1, dp, keys, k->data + h * d, hd, 1, q->grad + h * d, hd);
+        if (k->grad) /* dK_h += dS^T Q_h */
+            pb_nn_gemm(1, 0, keys, d, L, 1, dp, keys, q->data + h * d, hd, 1, k->grad + h * d, hd);
+    }
 }
 
 pb_nn_tensor *pb_nn_attention(pb_nn_tape *t, pb_nn_tensor *q, pb_nn_tensor *k, pb_nn_tensor *v,
@@ -36,28 +83,46 @@ pb_nn_tensor *pb_nn_attention(pb_nn_tape *t, pb_nn_tensor *q, pb_nn_tensor *k, p
     if (!nn_tape_inputs_ok(t, "pb_nn_attention", 3, q, k, v))
         return NULL;
     if (n_head < 1 || q->cols % n_head || k->cols != q->cols || v->cols != q->cols ||
-        k->rows != v->rows)
+        k->rows != v->rows || k->rows < 1)
         return nn_tape_fail(t, "pb_nn_attention: q %dx%d, k %dx%d, v %dx%d do not fit %d heads",
                             q->rows, q->cols, k->rows, k->cols, v->rows, v->cols, n_head);
     if (mem_rows >= 0 && k->rows != mem_rows + q->rows)
         return nn_tape_fail(t, "pb_nn_attention: %d keys for %d memory rows and %d queries",
                             k->rows, mem_rows, q->rows);
-    int d = q->cols / n_head;
-    pb_nn_tensor *mask = mem_rows >= 0 ? nn_causal_mask(t, q->rows, k->rows, mem_rows) : NULL;
-    pb_nn_tensor *heads[64];
-    pb_nn_tensor **out = n_head <= 64 ? heads : pb_nn_alloc(t, (size_t)n_head * sizeof *out);
-    if (!out)
+    int grad = nn_tape_wants_grad(t, q, k, v);
+    int L = q->rows, keys = k->rows, hd = q->cols, d = hd / n_head;
+    pb_nn_tensor *out = nn_tape_tensor(t, L, hd, grad);
+    nn_attention_ctx *c = nn_tape_alloc(t, sizeof *c);
+    size_t per_head = (size_t)L * (size_t)keys;
+    if (!out || !c)
+        return NULL;
+    *c =
+        (nn_attention_ctx){.n_head = n_head, .mem_rows = mem_rows, .scale = 1.0f / sqrtf((float)d)};
+    c->prob = nn_tape_alloc(t, (grad ? (size_t)n_head : 1) * per_head * sizeof(float));
+    if (!c->prob)
         return NULL;
     for (int h = 0; h < n_head; h++) {
-        pb_nn_tensor *qh = n_head == 1 ? q : pb_nn_slice_cols(t, q, h * d, d);
-        pb_nn_tensor *kh = n_head == 1 ? k : pb_nn_slice_cols(t, k, h * d, d);
-        pb_nn_tensor *vh = n_head == 1 ? v : pb_nn_slice_cols(t, v, h * d, d);
-        pb_nn_tensor *s = pb_nn_scale(t, pb_nn_matmul_t(t, qh, 0, kh, 1), 1.0f / sqrtf((float)d));
-        if (mask)
-            s = pb_nn_add(t, s, mask);
-        out[h] = pb_nn_matmul(t, pb_nn_softmax(t, s), vh);
+        float *p = c->prob + (grad ? (size_t)h * per_head : 0);
+        pb_nn_gemm(0, 1, L, keys, d, c->scale, q->data + h * d, hd, k->data + h * d, hd, 0, p,
+                   keys);
+        for (int i = 0; i < L; i++) {
+            int limit = mem_rows >= 0 && i + mem_rows + 1 < keys ? i + mem_rows + 1 : keys;
+            nn_attention_softmax_row(p + (size_t)i * (size_t)keys, keys, limit);
+        }
+        pb_nn_gemm(0, 0, L, d, keys, 1, p, keys, v->data + h * d, hd, 0, out->data + h * d, hd);
     }
-    return n_head == 1 ? out[0] : pb_nn_concat_cols(t, n_head, out);
+    if (!grad)
+        return out;
+    if (!(c->dprob = nn_tape_grad_scratch(t, per_head)))
+        return NULL;
+    nn_record *r = nn_tape_record(t, nn_attention_backward, out);
+    if (!r)
+        return NULL;
+    r->in[0] = q;
+    r->in[1] = k;
+    r->in[2] = v;
+    r->aux = c;
+    return out;
 }
 
 static int nn_trf_add(pb_nn_params *p, const char *prefix, const char *what, int rows, int cols,

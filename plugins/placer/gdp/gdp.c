@@ -435,6 +435,7 @@ typedef struct gdp_schedule {
     long long iterations, k, minibatches, epochs, max_rollouts;
     double wall_s;
     int update;
+    double early_stop; /* 0 = off */
 } gdp_schedule;
 
 static pb_nn_tensor *gdp_forward(gdp_placer *pl, gdp_task *t, int record_grad, pb_error *err)
@@ -649,8 +650,8 @@ static int gdp_search(gdp_placer *pl, gdp_task *tasks, int n_tasks, const gdp_sc
         hist_best[it] = best_all;
         /* Early stop (§6.4): the (log-summed) best improved by less than early_stop over the
          * last `patience` iterations. */
-        if (pl->o.early_stop > 0 && it >= pl->o.patience &&
-            hist_best[it - pl->o.patience] - hist_best[it] < -log1p(-pl->o.early_stop) * n_tasks)
+        if (s->early_stop > 0 && it >= pl->o.patience &&
+            hist_best[it - pl->o.patience] - hist_best[it] < -log1p(-s->early_stop) * n_tasks)
             stop = 1;
     }
     free(pool);
@@ -672,12 +673,14 @@ static void gdp_schedule_for(const gdp_placer *pl, const pb_problem *p, gdp_sche
                         .minibatches = o->minibatches,
                         .epochs = o->epochs,
                         .max_rollouts = o->max_rollouts,
-                        .update = 1};
+                        .update = 1,
+                        .early_stop = o->early_stop};
     if (o->mode == MODE_FINETUNE) {
         s->k = o->ft_k;
         s->minibatches = 1;
         s->max_rollouts = o->ft_rollouts;
         s->iterations = (o->ft_rollouts + o->ft_k - 1) / o->ft_k;
+        s->early_stop = 0; /* the fine-tuning budget is fixed (< 50 steps) */
     }
     if (p && p->budget) {
         if (p->budget->episodes > 0)
