@@ -34,6 +34,7 @@ int cmd_help(int argc, char **argv);
 /* Further commands are declared below this line, one per file. */
 int bench_placer(int argc, char **argv); /* bench_placer.c: `bench placer` */
 int cmd_place(int argc, char **argv);
+int cmd_train(int argc, char **argv);
 int cmd_dataset(int argc, char **argv);
 int cmd_simulate(int argc, char **argv);
 int cmd_bench(int argc, char **argv);

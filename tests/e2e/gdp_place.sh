@@ -52,6 +52,27 @@ f=$("$PB_BIN" place --graph "$g" --placer gdp --simulator topology --cluster gdp
     --devices 3 --json --opt placer.mode=finetune --opt placer.load=p.json)
 [ "$(field "$f" simulator_calls)" = 52 ] || fail "fine-tuning made other than 2 + 50 calls: $f"
 
+# GDP-batch: one parameter set trained on two graphs (rollouts split round-robin: 2 T_ref calls
+# + 2 iterations x 5 per graph), then zero-shot and fine-tuning on a held-out third graph.
+"$PB_BIN" dataset gen nmt --count 3 --out nmt3 > /dev/null
+t=$("$PB_BIN" train --graph nmt3/nmt-00.json --graph nmt3/nmt-01.json --placer gdp \
+    --simulator topology --cluster gdp-p100 --devices 3 --opt placer.iterations=2 \
+    --opt placer.rollouts=10 --opt placer.minibatches=2 --opt placer.epochs=1 --save batch.json \
+    --json)
+python3 -c "
+import json, sys
+d = json.loads(sys.argv[1])
+assert [g['simulator_calls'] for g in d['graphs']] == [12, 12], d
+assert all(g['best_step_time_us'] > 0 for g in d['graphs']), d" "$t" ||
+    fail "unexpected batch training result: $t"
+z=$("$PB_BIN" place --graph nmt3/nmt-02.json --placer gdp --simulator topology \
+    --cluster gdp-p100 --devices 3 --json --opt placer.mode=zeroshot --opt placer.load=batch.json)
+[ "$(field "$z" feasible)" = True ] || fail "zero-shot on the held-out graph: $z"
+if "$PB_BIN" train --graph "$g" --graph nmt3/nmt-01.json --placer random 2> err.txt; then
+    fail "train accepted a placer without train()"
+fi
+grep -q "does not train on several graphs" err.txt || fail "unclear error: $(cat err.txt)"
+
 # Bad input.
 if "$PB_BIN" place --graph "$g" --placer gdp --simulator topology --cluster gdp-p100 \
     --devices 3 --opt placer.mode=zeroshot 2> err.txt; then
