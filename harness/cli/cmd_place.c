@@ -344,6 +344,23 @@ static void place_print(const place_args *a, const place_result *r, const pb_gra
                r->monetary_cost, r->feasible ? "" : " (infeasible)");
 }
 
+/* The run of graph g on cluster c with the resolved plugins and the command's budget and seed. */
+static place_request place_request_for(const place_args *a, const pb_graph *g, const pb_cluster *c,
+                                       const place_plugins *pp, const char *log_id)
+{
+    return (place_request){.graph = g,
+                           .cluster = c,
+                           .simulator = &pp->simulator,
+                           .placer = &pp->placer,
+                           .embedding = &pp->embedding,
+                           .traversal = &pp->traversal,
+                           .seed = a->seed,
+                           .episodes = (int)a->episodes,
+                           .sim_calls = a->sim_calls,
+                           .timeout_s = a->timeout,
+                           .log_id = log_id};
+}
+
 /* Builds the cluster, runs the placer on it and writes and prints the result; returns the exit
  * status. */
 static int place_on_cluster(const place_args *a, const pb_graph *g, const place_plugins *pp,
@@ -354,17 +371,7 @@ static int place_on_cluster(const place_args *a, const pb_graph *g, const place_
     if (cluster_preset_seeded(a->cluster, a->devices, pb_seed_derive(a->seed, "cluster#0"), &c,
                               &err))
         return cli_error("%s", err.msg);
-    place_request q = {.graph = g,
-                       .cluster = c,
-                       .simulator = &pp->simulator,
-                       .placer = &pp->placer,
-                       .embedding = &pp->embedding,
-                       .traversal = &pp->traversal,
-                       .seed = a->seed,
-                       .episodes = (int)a->episodes,
-                       .sim_calls = a->sim_calls,
-                       .timeout_s = a->timeout,
-                       .log_id = "place"};
+    place_request q = place_request_for(a, g, c, pp, "place");
     place_result r = {.best_device = device};
     int status = 1;
     if (place_run(&q, &r, &err) == PB_OK) {
@@ -407,13 +414,26 @@ static int place_execute(const place_args *a)
     return status;
 }
 
-int cmd_place(int argc, char **argv)
+static int train_execute(const place_args *a);
+
+/* `place` and `train` share their arguments; returns the exit status. */
+static int place_main(int argc, char **argv, int training)
 {
     place_args a;
-    int rc = place_parse_args(argc, argv, &a, 0);
+    int rc = place_parse_args(argc, argv, &a, training);
     if (rc)
         return rc < 0 ? 0 : rc;
-    return place_execute(&a);
+    return training ? train_execute(&a) : place_execute(&a);
+}
+
+int cmd_place(int argc, char **argv)
+{
+    return place_main(argc, argv, 0);
+}
+
+int cmd_train(int argc, char **argv)
+{
+    return place_main(argc, argv, 1);
 }
 
 /* Loads every --graph, resolves the plugins once and trains; returns the exit status. */
@@ -451,17 +471,7 @@ static int train_execute(const place_args *a)
     }
     if (c) {
         for (int i = 0; i < a->n_graphs; i++)
-            q[i] = (place_request){.graph = g[i],
-                                   .cluster = c,
-                                   .simulator = &pp.simulator,
-                                   .placer = &pp.placer,
-                                   .embedding = &pp.embedding,
-                                   .traversal = &pp.traversal,
-                                   .seed = a->seed,
-                                   .episodes = (int)a->episodes,
-                                   .sim_calls = a->sim_calls,
-                                   .timeout_s = a->timeout,
-                                   .log_id = "train"};
+            q[i] = place_request_for(a, g[i], c, &pp, "train");
         double wall;
         if (place_train(q, a->n_graphs, a->save, r, &wall, &err) == PB_OK) {
             status = 0;
@@ -495,13 +505,4 @@ static int train_execute(const place_args *a)
     for (int i = 0; i < loaded; i++)
         graph_free(g[i]);
     return status;
-}
-
-int cmd_train(int argc, char **argv)
-{
-    place_args a;
-    int rc = place_parse_args(argc, argv, &a, 1);
-    if (rc)
-        return rc < 0 ? 0 : rc;
-    return train_execute(&a);
 }

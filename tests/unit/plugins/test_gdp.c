@@ -162,6 +162,14 @@ static gdp_net_config small_config(void)
                             .ln_eps = 1e-5f};
 }
 
+/* gdp_graph_prepare or a test failure. */
+static void prepare(gdp_graph *gg, const pb_graph *g, const gdp_net_config *cfg, pb_rng *rng)
+{
+    pb_error err;
+    if (gdp_graph_prepare(gg, g, cfg, rng, &err))
+        fail_msg("%s", err.msg);
+}
+
 /* §2 features in the HDP adjacency layout: A meets (B, +1), (C, +1); B (A, -1), (D, +1); ids are
  * sequence positions / N. */
 static void test_features_and_neighbours(void **state)
@@ -172,9 +180,7 @@ static void test_features_and_neighbours(void **state)
     gdp_graph gg;
     pb_rng rng;
     pb_rng_seed(&rng, 1);
-    pb_error err;
-    if (gdp_graph_prepare(&gg, g, &cfg, &rng, &err))
-        fail_msg("%s", err.msg);
+    prepare(&gg, g, &cfg, &rng);
     assert_int_equal(gg.n_units, 4);
     int fd = gg.fdim, adj = GDP_VOCAB_SIZE + 1 + GDP_SHAPE_SLOTS;
     assert_int_equal(fd, GDP_VOCAB_SIZE + 1 + 25 + 20);
@@ -196,8 +202,7 @@ static void test_features_and_neighbours(void **state)
         assert_int_equal(gg.nbr[k], want[k]);
     gdp_graph_free(&gg);
     cfg.gs_knn = 1; /* one of the two neighbours, drawn */
-    if (gdp_graph_prepare(&gg, g, &cfg, &rng, &err))
-        fail_msg("%s", err.msg);
+    prepare(&gg, g, &cfg, &rng);
     assert_int_equal(gg.nbr_start[4], 4);
     assert_true(gg.nbr[0] == 1 || gg.nbr[0] == 2);
     gdp_graph_free(&gg);
@@ -215,9 +220,7 @@ static void test_colocation_units(void **state)
     gdp_graph gg;
     pb_rng rng;
     pb_rng_seed(&rng, 1);
-    pb_error err;
-    if (gdp_graph_prepare(&gg, g, &cfg, &rng, &err))
-        fail_msg("%s", err.msg);
+    prepare(&gg, g, &cfg, &rng);
     assert_int_equal(gg.n_units, 3);
     assert_int_equal(gg.unit_of[1], gg.unit_of[2]);
     const unsigned char ua[3] = {0, 1, 0};
@@ -226,8 +229,7 @@ static void test_colocation_units(void **state)
     assert_true(dev[0] == 0 && dev[1] == 1 && dev[2] == 1 && dev[3] == 0);
     gdp_graph_free(&gg);
     cfg.colocation = GDP_COLOC_LEADER;
-    if (gdp_graph_prepare(&gg, g, &cfg, &rng, &err))
-        fail_msg("%s", err.msg);
+    prepare(&gg, g, &cfg, &rng);
     assert_int_equal(gg.n_units, 4);
     assert_int_equal(gg.n_loss, 3);
     near(gg.weight[gg.unit_of[2]], 0, 0, "follower weight");
