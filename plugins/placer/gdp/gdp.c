@@ -174,6 +174,8 @@ typedef struct gdp_task {
     double best_us;        /* best valid step time, INFINITY when none */
     int *best_device;      /* [n_nodes] */
     double iter_best_us;
+    double iter_reward; /* sum of this iteration's rewards */
+    int iter_n;
     double first_us; /* step time of the first rollout, NAN before */
     long long sim_calls;
     float *old_logp; /* [n_units * n_act] log pi_old of this iteration */
@@ -495,6 +497,8 @@ static int gdp_evaluate(gdp_placer *pl, gdp_task *t, const unsigned char *a, dou
         t->first_us = us;
     double r = gdp_reward(us, t->t_ref_us, valid, pl->o.invalid_reward);
     *adv = gdp_baseline_push(&t->baseline, r, valid, pl->o.baseline_invalid == 0);
+    t->iter_reward += r;
+    t->iter_n++;
     if (valid && us < t->iter_best_us)
         t->iter_best_us = us;
     if (valid && us < t->best_us) {
@@ -606,6 +610,8 @@ static int gdp_search(gdp_placer *pl, gdp_task *tasks, int n_tasks, const gdp_sc
             memcpy(tasks[i].old_logp, lp->data,
                    (size_t)lp->rows * (size_t)lp->cols * sizeof(float));
             tasks[i].iter_best_us = INFINITY;
+            tasks[i].iter_reward = 0;
+            tasks[i].iter_n = 0;
         }
         long long got = 0;
         for (; got < k && !rc; got++) {
@@ -645,6 +651,10 @@ static int gdp_search(gdp_placer *pl, gdp_task *tasks, int n_tasks, const gdp_sc
                               .sim_calls = t->sim_calls};
             if (t->host->progress && isfinite(t->best_us))
                 t->host->progress(t->host->ctx, &pr);
+            if (t->iter_n)
+                gdp_log(t->host, PB_LOG_INFO,
+                        "gdp: iteration %lld: mean reward %.4f over %d rollouts, best %.6g µs", it,
+                        t->iter_reward / t->iter_n, t->iter_n, t->best_us);
             best_all += isfinite(t->best_us) ? log(t->best_us) : 1e30;
         }
         hist_best[it] = best_all;
