@@ -655,12 +655,13 @@ static int gdp_search(gdp_placer *pl, gdp_task *tasks, int n_tasks, const gdp_sc
                 gdp_log(t->host, PB_LOG_INFO,
                         "gdp: iteration %lld: mean reward %.4f over %d rollouts, best %.6g µs", it,
                         t->iter_reward / t->iter_n, t->iter_n, t->best_us);
-            best_all += isfinite(t->best_us) ? log(t->best_us) : 1e30;
+            best_all += log(t->best_us);
         }
         hist_best[it] = best_all;
         /* Early stop (§6.4): the (log-summed) best improved by less than early_stop over the
-         * last `patience` iterations. */
-        if (s->early_stop > 0 && it >= pl->o.patience &&
+         * last `patience` iterations; never while a graph has no valid placement yet (its log
+         * is +inf). */
+        if (s->early_stop > 0 && it >= pl->o.patience && isfinite(hist_best[it - pl->o.patience]) &&
             hist_best[it - pl->o.patience] - hist_best[it] < -log1p(-s->early_stop) * n_tasks)
             stop = 1;
     }
