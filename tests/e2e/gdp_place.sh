@@ -19,6 +19,12 @@ json=$("$PB_BIN" place --graph "$g" --placer gdp --simulator topology --cluster 
 # 2 baseline calls for T_ref, then 3 iterations of 12 rollouts.
 [ "$(field "$json" simulator_calls)" = 38 ] || fail "expected 38 simulator calls: $json"
 
+# A sim_calls budget covers every simulator call, T_ref's two included.
+n=$("$PB_BIN" place --graph "$g" --placer gdp --simulator topology --cluster gdp-p100 \
+    --devices 3 --sim-calls 30 --json --opt placer.rollouts=8 --opt placer.minibatches=2 \
+    --opt placer.epochs=1)
+[ "$(field "$n" simulator_calls)" = 30 ] || fail "gdp made other than its 30 simulator calls: $n"
+
 # Two P100s: the written placement simulates to the reported time, and it is the best sample.
 a=$("$PB_BIN" place --graph "$g" --placer gdp --simulator topology --cluster gdp-p100 \
     --devices 3 --json --seed 4 --out a.json "${short[@]}" --opt placer.save=p.json)

@@ -117,7 +117,7 @@ static const pb_option_def gdp_options[] = {
             "stop when the best step time improved by less than this share over `patience` iterations; 0 = never [I: §6.4]"),
     GDP_INT("patience", "2", 1, 1e6, patience, "iterations of the early-stop window"),
     GDP_INT("max_rollouts", "0", 0, 1e12, max_rollouts,
-            "cap on sampled placements, 0 = none (the run's sim_calls budget wins)"),
+            "cap on sampled placements, 0 = none (a run's sim_calls budget wins and counts T_ref's calls too)"),
     GDP_INT("ft_rollouts", "50", 1, 1e9, ft_rollouts, "finetune: placements sampled in all (§6.6: < 50 steps)"),
     GDP_INT("ft_k", "10", 1, 1e9, ft_k, "finetune: rollouts per PPO iteration (one minibatch)"),
     GDP_INT("zeroshot_samples", "0", 0, 1e9, zeroshot_samples,
@@ -676,7 +676,9 @@ static int gdp_search(gdp_placer *pl, gdp_task *tasks, int n_tasks, const gdp_sc
     return rc;
 }
 
-static void gdp_schedule_for(const gdp_placer *pl, const pb_problem *p, gdp_schedule *s)
+/* The run's sim_calls budget covers the calls already made (used: T_ref's baselines). */
+static void gdp_schedule_for(const gdp_placer *pl, const pb_problem *p, long long used,
+                             gdp_schedule *s)
 {
     const gdp_opts *o = &pl->o;
     *s = (gdp_schedule){.iterations = o->iterations,
@@ -696,8 +698,8 @@ static void gdp_schedule_for(const gdp_placer *pl, const pb_problem *p, gdp_sche
     if (p && p->budget) {
         if (p->budget->episodes > 0)
             s->iterations = p->budget->episodes;
-        if (p->budget->sim_calls > 0)
-            s->max_rollouts = p->budget->sim_calls;
+        if (p->budget->sim_calls > 0) /* at least one rollout */
+            s->max_rollouts = p->budget->sim_calls > used + 1 ? p->budget->sim_calls - used : 1;
         s->wall_s = p->budget->wall_s;
     }
 }
@@ -753,7 +755,7 @@ static int gdp_place(void *instance, const pb_problem *p, pb_strategy *best, dou
         rc = gdp_zeroshot(pl, &t, err);
     } else if (!rc) {
         gdp_schedule s;
-        gdp_schedule_for(pl, p, &s);
+        gdp_schedule_for(pl, p, t.sim_calls, &s);
         rc = gdp_search(pl, &t, 1, &s, err);
     }
     if (!rc) {
@@ -796,7 +798,10 @@ static int gdp_train(void *instance, const pb_problem *const *problems, int n, p
     }
     if (!rc) {
         gdp_schedule s;
-        gdp_schedule_for(pl, problems[0], &s);
+        long long used = 0;
+        for (int i = 0; i < n; i++)
+            used += tasks[i].sim_calls;
+        gdp_schedule_for(pl, problems[0], used, &s);
         rc = gdp_search(pl, tasks, n, &s, err);
     }
     for (int i = 0; !rc && i < n; i++)
