@@ -8,6 +8,8 @@
  */
 #include "gdp_net.h"
 
+#include "baechi.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -145,31 +147,6 @@ int gdp_feature_dim(const gdp_net_config *cfg)
 }
 
 /* ------------------------------------------------------------------ units and order */
-
-/* grappler's topological order: Kahn with a FIFO queue seeded with the sources in insertion
- * order, fan-outs appended in fan-out order (§1). */
-static int gdp_fifo_topo(const pb_graph *g, int *order, pb_error *err)
-{
-    int n = g->n_nodes, head = 0, tail = 0;
-    int *indeg = malloc((size_t)n * sizeof *indeg + 1);
-    if (!indeg)
-        return pb_errorf(err, "gdp: out of memory");
-    for (int v = 0; v < n; v++) {
-        indeg[v] = g->pred_start[v + 1] - g->pred_start[v];
-        if (!indeg[v])
-            order[tail++] = v;
-    }
-    while (head < tail) {
-        int u = order[head++];
-        for (int k = g->succ_start[u]; k < g->succ_start[u + 1]; k++)
-            if (--indeg[g->succ[k]] == 0)
-                order[tail++] = g->succ[k];
-    }
-    free(indeg);
-    if (tail != n)
-        return pb_errorf(err, "gdp: graph '%s' has a cycle", g->name ? g->name : "?");
-    return PB_OK;
-}
 
 /* unit_of and the sequence: one unit per colocation class (contract) or per node. */
 static int gdp_units(gdp_graph *gg, const int *topo, int contract, int **first_out, pb_error *err)
@@ -388,7 +365,9 @@ int gdp_graph_prepare(gdp_graph *gg, const pb_graph *g, const gdp_net_config *cf
         free(topo);
         return pb_errorf(err, "gdp: out of memory");
     }
-    int rc = gdp_fifo_topo(g, topo, err);
+    /* grappler's topological order (§1): Kahn with a FIFO queue seeded with the sources in
+     * insertion order, fan-outs appended in fan-out order, which is Baechi's topo_order. */
+    int rc = baechi_topo_order(g, topo, NULL, err);
     if (!rc)
         rc = gdp_units(gg, topo, cfg->colocation == GDP_COLOC_CONTRACT, &first, err);
     if (rc) {
