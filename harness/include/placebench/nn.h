@@ -324,8 +324,8 @@ int pb_nn_trf_init(pb_nn_trf *m, pb_nn_params *p, const char *prefix, int d_mode
  * pb_nn_stop_gradient), causal as in pb_nn_attention.  gate: NULL (no conditioning), L x
  * d_model (per row) or 1 x d_model (per graph); gate_mem: the gate of the memory rows (m x
  * d_model, NULL when mem is NULL or gate has one row). */
-pb_nn_tensor *pb_nn_trf_forward(pb_nn_tape *t, pb_nn_params *p, const pb_nn_trf *m,
-                                pb_nn_tensor *x, pb_nn_tensor *mem, int causal, pb_nn_tensor *gate,
+pb_nn_tensor *pb_nn_trf_forward(pb_nn_tape *t, pb_nn_params *p, const pb_nn_trf *m, pb_nn_tensor *x,
+                                pb_nn_tensor *mem, int causal, pb_nn_tensor *gate,
                                 pb_nn_tensor *gate_mem);
 
 /* GDP's GraphSAGE layer (specs/gdp.md §3.1, Eq. 2-3): pooled = elementwise max over each node's
