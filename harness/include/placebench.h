@@ -27,7 +27,7 @@ extern "C" {
 #endif
 
 #define PB_ABI_MAJOR 1
-#define PB_ABI_MINOR 4
+#define PB_ABI_MINOR 6
 
 /*
  * ABI changelog (a minor version only adds; the harness still loads plugins of older minors):
@@ -45,7 +45,13 @@ extern "C" {
  *        and batch shares at the end of pb_strategy (device_share), read by the strategy
  *        compiler (placebench/compile.h); pb_eval.task_record, a per-task timeline for traces,
  *        and pb_eval.node_idle_after_us (TAG's run-time feedback).
- *   1.4  pb_problem.host: the host that simulates a problem given to train() (GDP-batch).
+ *   1.4  What a plugin can work with: pb_simulator_ops.accepts (the strategy kinds a simulator
+ *        evaluates), pb_placer_ops.produces (the kinds a placer returns) and
+ *        pb_placer_ops.simulators (the simulators it needs, when not every one that evaluates its
+ *        kind will do).  Sweeps and suites skip the pairs that do not apply and say so.
+ *   1.5  pb_strategy.op_replication: per-op replication options overriding the group's (TAG's
+ *        SFB "duplicate" of single ops); pb_compiled.op_part (which ops were batch-split).
+ *   1.6  pb_problem.host: the host that simulates a problem given to train() (GDP-batch).
  */
 #define PB_DESCRIPTOR_SYMBOL placebench_plugin
 #define PB_DESCRIPTOR_SYMBOL_NAME "placebench_plugin"
@@ -246,7 +252,20 @@ typedef struct pb_strategy {
      * computes when a group splits the batch, parallel to group_devices (each > 0, summing to 1
      * over a group); NULL = even shares. */
     const double *device_share;
+    /* Since 1.5, PB_STRATEGY_REPLICATED: per op of the op-level graph (whatever n_nodes counts),
+     * a pb_replication that replaces the option the op's node gives it, or -1 to keep it; NULL =
+     * none.  Used by SFB (plugins/shared/sfb) to duplicate single ops of a replicated group. */
+    const int *op_replication;
 } pb_strategy;
+
+/* Whether x is not a valid pb_strategy.op_replication entry (-1, ALLREDUCE, PS, DUPLICATE). */
+static inline int pb_strategy_op_option_bad(int x)
+{
+    return x != -1 && x != PB_REPL_ALLREDUCE && x != PB_REPL_PS && x != PB_REPL_DUPLICATE;
+}
+
+/* Whether s (of any creator's ABI) has the field ending at member m. */
+#define PB_STRATEGY_HAS(s, m) ((s)->struct_size >= offsetof(pb_strategy, m) + sizeof((s)->m))
 
 /* ---------------------------------------------------------------- evaluations */
 
@@ -284,7 +303,9 @@ typedef struct pb_eval {
     double *node_start_us;  /* [n_nodes of op graph] optional */
     double *node_end_us;    /* [n_nodes of op graph] optional */
     double throughput;      /* samples per second, 0 when not meaningful */
-    double monetary_cost;   /* USD per iteration, 0 when not meaningful */
+    /* USD, 0 when not meaningful; the simulator says what it covers (topology: one iteration;
+     * heterps: the whole training job, Formula 7). */
+    double monetary_cost;
     /* Transfers, for traces: per output port of the op graph ([port_start[n_nodes]]), when the
      * port's data left its device and when it arrived; -1 for a port that was not sent.  Optional
      * (NULL = not filled); a simulator that sends one transfer per port fills them. */
@@ -413,7 +434,13 @@ typedef struct pb_simulator_ops {
     void (*release)(void *prepared);
     /* s is for the op-level graph (the harness expands group strategies before calling). */
     int (*evaluate)(void *prepared, const pb_strategy *s, pb_eval *out, pb_error *err);
+    /* Since ABI 1.4: the strategy kinds evaluate() accepts, PB_KIND_BIT(pb_strategy_kind) bits;
+     * 0 (or a simulator built for an older ABI) means plain placements only. */
+    unsigned int accepts;
 } pb_simulator_ops;
+
+/* The bit of a pb_strategy_kind in pb_simulator_ops.accepts and pb_placer_ops.produces. */
+#define PB_KIND_BIT(kind) (1u << (unsigned)(kind))
 
 /*
  * The neural-network core of libplacebench (section "neural-network core" at the end of this
@@ -501,7 +528,7 @@ typedef struct pb_problem {
     const pb_budget *budget;           /* never NULL */
     const int *order;                  /* traversal order of graph's nodes, NULL when none */
     const pb_embedding_ref *embedding; /* NULL when none was named */
-    /* Since 1.4: the host whose simulate() evaluates this problem, for train() over several
+    /* Since 1.6: the host whose simulate() evaluates this problem, for train() over several
      * graphs (each with its own simulator); NULL = the host given at create. */
     const struct pb_host *host;
 } pb_problem;
@@ -527,6 +554,12 @@ typedef struct pb_placer_ops {
      * embedding and order); a placer built for ABI 1.0 (an ops table without this field) is
      * taken to use both. */
     unsigned int uses;
+    /* Since ABI 1.4: the strategy kinds place() can return, PB_KIND_BIT bits (0, or a placer built
+     * for an older ABI: plain placements only); a placer runs with a simulator that accepts one
+     * of them.  simulators: when not NULL, a comma-separated list of the only simulators the
+     * placer works with (e.g. "topology"), for a placer that needs more than the kind. */
+    unsigned int produces;
+    const char *simulators;
 } pb_placer_ops;
 
 enum { PB_USES_EMBEDDING = 1u << 0, PB_USES_TRAVERSAL = 1u << 1 };
@@ -603,6 +636,7 @@ static inline void pb_strategy_placement(pb_strategy *s, int n_nodes, int *devic
     s->n_stages = 0;
     s->stage_count = NULL;
     s->device_share = NULL;
+    s->op_replication = NULL;
 }
 
 /* Sets s to data parallelism over devices 0..n_devices-1 (TAG's DP-NCCL): one device group of
