@@ -37,6 +37,7 @@ int bench_sfb(int argc, char **argv);    /* bench_sfb.c: `bench sfb` */
 /* Sorts v[0..n) (n > 0) and returns its median (cmd_bench.c). */
 double cli_median_sort(double *v, int n);
 int cmd_place(int argc, char **argv);
+int cmd_train(int argc, char **argv);
 int cmd_dataset(int argc, char **argv);
 int cmd_simulate(int argc, char **argv);
 int cmd_bench(int argc, char **argv);

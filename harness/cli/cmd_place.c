@@ -55,6 +55,35 @@ static void place_print_help(void)
            place_usage);
 }
 
+#define PLACE_MAX_GRAPHS 64
+
+static const char train_usage[] =
+    "placebench train --graph G.json [--graph H.json]... --placer NAME [--devices N] "
+    "[--episodes K | --sim-calls K] [--seed S] [--save P.json] [--json] [--cluster C] "
+    "[--simulator S] [--opt KIND.KEY=VALUE]... [--timeout S]";
+
+static void train_print_help(void)
+{
+    printf("usage: %s\n\n"
+           "Trains one instance of a learned placer on several graphs at once (GDP-batch:\n"
+           "placer gdp), each graph with its own simulator on the same cluster, and prints each\n"
+           "graph's best step time found during training (the last learning-curve point the\n"
+           "placer reported for it) and its simulator calls.  Only placers with a train()\n"
+           "operation can; 'placebench place' then starts from the saved parameters\n"
+           "(gdp: --opt placer.mode=finetune|zeroshot --opt placer.load=P.json).\n\n"
+           "  --graph G.json    a graph to train on (repeat, up to %d); all share --devices,\n"
+           "                    --cluster and --simulator\n"
+           "  --placer NAME     a placer plugin with train()\n"
+           "  --save P.json     write the trained parameters (the placer's save())\n"
+           "  --json            print {\"graphs\": [{\"graph\", \"best_step_time_us\",\n"
+           "                    \"simulator_calls\"}], \"wall_s\"} (best null when the placer\n"
+           "                    reported no point for a graph)\n"
+           "  --episodes K, --sim-calls K, --seed S, --devices N, --cluster C, --simulator S,\n"
+           "  --embedding E, --traversal T, --opt KIND.KEY=VALUE, --timeout S: as for 'place'\n"
+           "                    (the budget is for the whole training)\n",
+           train_usage, PLACE_MAX_GRAPHS);
+}
+
 #define PLACE_MAX_OPTS 64
 
 typedef struct place_args {
@@ -66,6 +95,11 @@ typedef struct place_args {
     /* --opt values by kind (pb_kind index), each "KEY=VALUE" */
     const char *opts[PB_KIND_PLACER + 1][PLACE_MAX_OPTS];
     int n_opts[PB_KIND_PLACER + 1];
+    /* `train`: every --graph, and --save */
+    int training;
+    const char *graphs[PLACE_MAX_GRAPHS];
+    int n_graphs;
+    const char *save;
 } place_args;
 
 /* Parses a whole decimal number in [lo, hi]. */
@@ -139,7 +173,16 @@ static int place_value_arg(place_args *a, const char *arg, const char *value)
                         : strcmp(arg, "--simulator") == 0 ? &a->simulator
                         : strcmp(arg, "--out") == 0       ? &a->out
                                                           : NULL;
-    if (slot) {
+    if (a->training && strcmp(arg, "--graph") == 0) {
+        if (a->n_graphs == PLACE_MAX_GRAPHS)
+            return cli_error("train: more than %d --graph", PLACE_MAX_GRAPHS);
+        a->graphs[a->n_graphs++] = value;
+    }
+    if (a->training && strcmp(arg, "--save") == 0) {
+        a->save = value;
+        return 0;
+    }
+    if (slot && !(a->training && slot == &a->out)) {
         *slot = value;
         return 0;
     }
@@ -150,13 +193,15 @@ static int place_value_arg(place_args *a, const char *arg, const char *value)
     for (size_t i = 0; i < sizeof numeric / sizeof numeric[0]; i++)
         if (strcmp(arg, numeric[i]) == 0)
             return place_numeric_arg(a, arg, value);
-    return cli_error("place: unknown argument '%s' (see 'placebench place --help')", arg);
+    return cli_error("%s: unknown argument '%s' (see 'placebench %s --help')",
+                     a->training ? "train" : "place", arg, a->training ? "train" : "place");
 }
 
 /* Returns 0 on success, an exit status otherwise, -1 after printing the help (exit 0). */
-static int place_parse_args(int argc, char **argv, place_args *a)
+static int place_parse_args(int argc, char **argv, place_args *a, int training)
 {
     memset(a, 0, sizeof *a);
+    a->training = training;
     a->devices = 3;
     a->seed = 1;
     a->cluster = "placeto-k80";
@@ -164,7 +209,10 @@ static int place_parse_args(int argc, char **argv, place_args *a)
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
         if (cli_is_help(arg)) {
-            place_print_help();
+            if (training)
+                train_print_help();
+            else
+                place_print_help();
             return -1;
         }
         if (strcmp(arg, "--json") == 0) {
@@ -181,7 +229,7 @@ static int place_parse_args(int argc, char **argv, place_args *a)
             return rc;
     }
     if (!a->graph || !a->placer)
-        return cli_usage(place_usage);
+        return cli_usage(training ? train_usage : place_usage);
     if (a->episodes && a->sim_calls)
         return cli_error("place: give --episodes or --sim-calls, not both");
     return 0;
@@ -322,6 +370,23 @@ static void place_print(const place_args *a, const place_result *r, const pb_gra
                r->monetary_cost, r->feasible ? "" : " (infeasible)");
 }
 
+/* The run of graph g on cluster c with the resolved plugins and the command's budget and seed. */
+static place_request place_request_for(const place_args *a, const pb_graph *g, const pb_cluster *c,
+                                       const place_plugins *pp, const char *log_id)
+{
+    return (place_request){.graph = g,
+                           .cluster = c,
+                           .simulator = &pp->simulator,
+                           .placer = &pp->placer,
+                           .embedding = &pp->embedding,
+                           .traversal = &pp->traversal,
+                           .seed = a->seed,
+                           .episodes = (int)a->episodes,
+                           .sim_calls = a->sim_calls,
+                           .timeout_s = a->timeout,
+                           .log_id = log_id};
+}
+
 /* Builds the cluster, runs the placer on it and writes and prints the result; returns the exit
  * status. */
 static int place_on_cluster(const place_args *a, const pb_graph *g, const place_plugins *pp,
@@ -332,17 +397,7 @@ static int place_on_cluster(const place_args *a, const pb_graph *g, const place_
     if (cluster_preset_seeded(a->cluster, a->devices, pb_seed_derive(a->seed, "cluster#0"), &c,
                               &err))
         return cli_error("%s", err.msg);
-    place_request q = {.graph = g,
-                       .cluster = c,
-                       .simulator = &pp->simulator,
-                       .placer = &pp->placer,
-                       .embedding = &pp->embedding,
-                       .traversal = &pp->traversal,
-                       .seed = a->seed,
-                       .episodes = (int)a->episodes,
-                       .sim_calls = a->sim_calls,
-                       .timeout_s = a->timeout,
-                       .log_id = "place"};
+    place_request q = place_request_for(a, g, c, pp, "place");
     int *op_repl = malloc((size_t)(g->n_nodes > 0 ? g->n_nodes : 1) * sizeof(int));
     if (!op_repl) {
         cluster_free(c);
@@ -391,11 +446,95 @@ static int place_execute(const place_args *a)
     return status;
 }
 
-int cmd_place(int argc, char **argv)
+static int train_execute(const place_args *a);
+
+/* `place` and `train` share their arguments; returns the exit status. */
+static int place_main(int argc, char **argv, int training)
 {
     place_args a;
-    int rc = place_parse_args(argc, argv, &a);
+    int rc = place_parse_args(argc, argv, &a, training);
     if (rc)
         return rc < 0 ? 0 : rc;
-    return place_execute(&a);
+    return training ? train_execute(&a) : place_execute(&a);
+}
+
+int cmd_place(int argc, char **argv)
+{
+    return place_main(argc, argv, 0);
+}
+
+int cmd_train(int argc, char **argv)
+{
+    return place_main(argc, argv, 1);
+}
+
+/* Loads every --graph, resolves the plugins once and trains; returns the exit status. */
+static int train_execute(const place_args *a)
+{
+    pb_error err;
+    pb_graph *g[PLACE_MAX_GRAPHS] = {0};
+    place_request q[PLACE_MAX_GRAPHS];
+    place_train_result r[PLACE_MAX_GRAPHS];
+    int status = 1, loaded = 0;
+    for (; loaded < a->n_graphs; loaded++) {
+        if (nodelink_read(a->graphs[loaded], &g[loaded], &err)) {
+            cli_error("%s", err.msg);
+            break;
+        }
+        if (g[loaded]->n_nodes == 0) {
+            cli_error("%s: graph has no nodes", a->graphs[loaded]);
+            loaded++;
+            break;
+        }
+    }
+    loader *l = NULL;
+    pb_cluster *c = NULL;
+    place_plugins pp;
+    int resolved = 0;
+    if (loaded == a->n_graphs) {
+        if (!(l = loader_new(NULL, 0, &err)))
+            cli_error("%s", err.msg);
+        else if (place_resolve_all(l, a, &pp, &err) != PB_OK)
+            cli_error("%s", err.msg);
+        else if ((resolved = 1) &&
+                 cluster_preset_seeded(a->cluster, a->devices, pb_seed_derive(a->seed, "cluster#0"),
+                                       &c, &err))
+            cli_error("%s", err.msg);
+    }
+    if (c) {
+        for (int i = 0; i < a->n_graphs; i++)
+            q[i] = place_request_for(a, g[i], c, &pp, "train");
+        double wall;
+        if (place_train(q, a->n_graphs, a->save, r, &wall, &err) == PB_OK) {
+            status = 0;
+            if (a->json)
+                printf("{\"graphs\": [");
+            for (int i = 0; i < a->n_graphs; i++) {
+                char best[32] = "null";
+                if (!isnan(r[i].best_us))
+                    snprintf(best, sizeof best, "%.17g", r[i].best_us);
+                if (a->json)
+                    printf("%s{\"graph\": \"%s\", \"best_step_time_us\": %s, "
+                           "\"simulator_calls\": %lld}",
+                           i ? ", " : "", g[i]->name, best, r[i].sim_calls);
+                else
+                    printf("%-28s %6d nodes placed  best %s us  sim calls %lld\n", g[i]->name,
+                           g[i]->grouped->n_nodes, best, r[i].sim_calls);
+            }
+            if (a->json)
+                printf("], \"wall_s\": %.17g}\n", wall);
+            else
+                printf("wall        %.3f s%s%s\n", wall, a->save ? "\nsaved       " : "",
+                       a->save ? a->save : "");
+        } else {
+            cli_error("%s", err.msg);
+        }
+        cluster_free(c);
+    }
+    if (resolved)
+        place_plugins_free(&pp);
+    loader_free(l);
+    for (int i = 0; i < loaded; i++)
+        graph_free(g[i]);
+    return status;
 }

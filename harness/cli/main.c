@@ -21,6 +21,8 @@ static const cli_command cli_commands[] = {
     {"help", cmd_help, "show a command's usage, or a plugin's options: help KIND/NAME"},
     /* Further commands, one line each. */
     {"place", cmd_place, "one placer on one graph: place --graph G --placer NAME [--json]"},
+    {"train", cmd_train,
+     "one learned placer on several graphs: train --graph G --graph H ... --placer gdp"},
     {"dataset", cmd_dataset, "graph datasets: dataset gen|stats|export|import|list"},
     {"simulate", cmd_simulate, "step time and peak memory of one placement of a graph"},
     {"bench", cmd_bench,

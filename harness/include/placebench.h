@@ -27,7 +27,7 @@ extern "C" {
 #endif
 
 #define PB_ABI_MAJOR 1
-#define PB_ABI_MINOR 5
+#define PB_ABI_MINOR 6
 
 /*
  * ABI changelog (a minor version only adds; the harness still loads plugins of older minors):
@@ -51,6 +51,7 @@ extern "C" {
  *        kind will do).  Sweeps and suites skip the pairs that do not apply and say so.
  *   1.5  pb_strategy.op_replication: per-op replication options overriding the group's (TAG's
  *        SFB "duplicate" of single ops); pb_compiled.op_part (which ops were batch-split).
+ *   1.6  pb_problem.host: the host that simulates a problem given to train() (GDP-batch).
  */
 #define PB_DESCRIPTOR_SYMBOL placebench_plugin
 #define PB_DESCRIPTOR_SYMBOL_NAME "placebench_plugin"
@@ -527,6 +528,9 @@ typedef struct pb_problem {
     const pb_budget *budget;           /* never NULL */
     const int *order;                  /* traversal order of graph's nodes, NULL when none */
     const pb_embedding_ref *embedding; /* NULL when none was named */
+    /* Since 1.6: the host whose simulate() evaluates this problem, for train() over several
+     * graphs (each with its own simulator); NULL = the host given at create. */
+    const struct pb_host *host;
 } pb_problem;
 
 /* placer: (problem, budget) -> strategy. */

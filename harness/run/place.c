@@ -262,6 +262,76 @@ int place_run(const place_request *q, place_result *res, pb_error *err)
     return rc;
 }
 
+/* Records the last curve point of each graph of place_train. */
+static void place_train_progress(void *ctx, const pb_progress *p)
+{
+    place_train_result *r = ctx;
+    r->best_us = p->best_so_far_us;
+    r->curve_points++;
+}
+
+int place_train(const place_request *qs, int n, const char *save_path, place_train_result *res,
+                double *wall_s, pb_error *err)
+{
+    nn_blas_threads(1);
+    *wall_s = 0;
+    if (n < 1)
+        return pb_errorf(err, "train: no graphs");
+    const pb_placer_ops *ops = qs[0].placer->entry->desc->ops;
+    const char *name = qs[0].placer->entry->desc->name;
+    if (compat_is_1_1(qs[0].placer->entry->desc) || !ops->train)
+        return pb_errorf(err, "train: placer '%s' does not train on several graphs (no train())",
+                         name);
+    if (save_path && !ops->save)
+        return pb_errorf(err, "train: placer '%s' cannot save its parameters", name);
+    place_request *q = calloc((size_t)n, sizeof *q);
+    place_host *h = calloc((size_t)n, sizeof *h);
+    pb_host *host = calloc((size_t)n, sizeof *host);
+    place_state *st = calloc((size_t)n, sizeof *st);
+    pb_problem *prob = calloc((size_t)n, sizeof *prob);
+    const pb_problem **probs = calloc((size_t)n, sizeof *probs);
+    int rc = PB_OK, ready = 0;
+    if (!q || !h || !host || !st || !prob || !probs)
+        rc = pb_errorf(err, "out of memory");
+    for (int i = 0; i < n && !rc; i++, ready++) {
+        q[i] = qs[i];
+        res[i] = (place_train_result){.best_us = NAN};
+        q[i].progress = place_train_progress;
+        q[i].progress_ctx = &res[i];
+        h[i].q = &q[i];
+        h[i].op_graph = q[i].graph;
+        if (q[i].timeout_s > 0)
+            h[i].soft_deadline = pb_clock_monotonic() + 0.9 * q[i].timeout_s;
+        host[i] = (pb_host){sizeof host[i],      &h[i],          place_host_simulate,
+                            place_host_progress, place_host_log, place_host_deadline};
+        rc = place_setup(&q[i], &h[i], &host[i], &st[i], &prob[i], err);
+        prob[i].host = &host[i];
+        probs[i] = &prob[i];
+    }
+    if (!rc)
+        rc = place_create(q[0].placer, &host[0], q[0].seed, "placer", &st[0].placer_inst, err);
+    if (!rc) {
+        double start = pb_clock_monotonic();
+        for (int i = 0; i < n; i++)
+            h[i].start = start;
+        rc = ops->train(st[0].placer_inst, probs, n, err);
+        *wall_s = pb_clock_monotonic() - start;
+        for (int i = 0; i < n; i++)
+            res[i].sim_calls = h[i].calls;
+    }
+    if (!rc && save_path)
+        rc = ops->save(st[0].placer_inst, save_path, err);
+    for (int i = 0; i < ready; i++)
+        place_state_free(&q[i], &h[i], &st[i]);
+    free(q);
+    free(h);
+    free(host);
+    free(st);
+    free(prob);
+    free(probs);
+    return rc;
+}
+
 int place_plugin_resolve(loader *l, int kind, const char *name, const char *const *kv, int n,
                          const char *where, plan_plugin *out, pb_error *err)
 {

@@ -57,6 +57,22 @@ typedef struct place_result {
  * message when setup, the placer or the final evaluation failed. */
 int place_run(const place_request *q, place_result *res, pb_error *err);
 
+/* What place_train reports per graph: the last learning-curve point the placer sent through
+ * that graph's host (best_us NAN when it sent none) and the simulator calls made on it. */
+typedef struct place_train_result {
+    double best_us;
+    long long sim_calls;
+    int curve_points;
+} place_train_result;
+
+/* Trains one instance of the placer of qs[0] on the graphs of qs[0..n) (placer ops train(), each
+ * problem simulated by its own host: pb_problem.host), then saves its parameters to save_path
+ * when not NULL (placer ops save()).  Every request names the same placer; the cluster, simulator
+ * and seed of each graph are its request's.  res[n] is filled; *wall_s receives the training
+ * time.  Returns PB_ERR with the message when setup, training or saving failed. */
+int place_train(const place_request *qs, int n, const char *save_path, place_train_result *res,
+                double *wall_s, pb_error *err);
+
 /* Resolves plugin `name` of `kind` with options "key=value" texts (n of them) into *out
  * (caller frees with place_plugin_free); `where` prefixes errors. */
 int place_plugin_resolve(loader *l, int kind, const char *name, const char *const *kv, int n,

@@ -281,6 +281,68 @@ int pb_nn_elman_init(pb_nn_elman *m, pb_nn_params *p, const char *prefix, int in
 pb_nn_tensor *pb_nn_elman_step(pb_nn_tape *t, pb_nn_params *p, const pb_nn_elman *m,
                                pb_nn_tensor *x, pb_nn_tensor *h);
 
+/* --- attention and graph layers (GDP, specs/gdp.md §3-§5) */
+
+/* A copy of x's values with no gradient: the cached segment memory of Transformer-XL
+ * ("gradient flows disabled"). */
+pb_nn_tensor *pb_nn_stop_gradient(pb_nn_tape *t, pb_nn_tensor *x);
+
+/* Scaled dot-product attention of n_head heads: q is L x (n_head d), k and v are (m+L) x (n_head
+ * d) (m rows of memory first, then the L rows of the segment), each head the d consecutive
+ * columns h d .. h d + d - 1.  Per head softmax(q_h k_h^T / sqrt(d) + mask) v_h, the heads side
+ * by side (L x n_head d).  mem_rows >= 0 applies Transformer-XL's causal mask (query i may see
+ * key j when j <= i + mem_rows); mem_rows < 0 masks nothing. */
+pb_nn_tensor *pb_nn_attention(pb_nn_tape *t, pb_nn_tensor *q, pb_nn_tensor *k, pb_nn_tensor *v,
+                              int n_head, int mem_rows);
+
+/* x (.) gate, the feature conditioning of GDP's superposition (Eq. 5: the input of a dense layer
+ * multiplied elementwise by a context); gate is x's shape or 1 x cols (one context for every
+ * row), NULL returns x. */
+pb_nn_tensor *pb_nn_superpose(pb_nn_tape *t, pb_nn_tensor *x, pb_nn_tensor *gate);
+
+/* One Transformer-XL layer without positional terms (kimiyoung/transformer-xl attn_type 2 with
+ * the positional embedding left out, post-LN): Q = x W_q, [K|V] = [mem; x] W_kv (no biases),
+ * Y = LN(x + attention W_o), Z = LN(Y + ReLU(Y W_1 + b_1) W_2 + b_2).  With superposition every
+ * dense layer's input is multiplied by the gate c (specs/gdp.md §5): c itself for the d_model
+ * wide inputs, c P_o and c P_2 (learned, no bias) for the n_head d_head and d_inner wide ones;
+ * sp_ff_only limits it to W_1 and W_2. */
+typedef struct pb_nn_trf {
+    int d_model, n_head, d_head, d_inner;
+    float ln_eps;
+    int superposition, sp_ff_only;
+    int wq, wkv, wo, ln1_g, ln1_b, w1, b1, w2, b2, ln2_g, ln2_b; /* parameter ids */
+    int sp_o, sp_2; /* projections of the gate, -1 without superposition */
+} pb_nn_trf;
+
+/* Registers "<prefix>/wq", "/wkv", "/wo", "/ln1_g", "/ln1_b", "/w1", "/b1", "/w2", "/b2",
+ * "/ln2_g", "/ln2_b" (and "/sp_o", "/sp_2" with superposition), Glorot weights from rng in that
+ * order, layer-norm gains 1, biases 0. */
+int pb_nn_trf_init(pb_nn_trf *m, pb_nn_params *p, const char *prefix, int d_model, int n_head,
+                   int d_head, int d_inner, float ln_eps, int superposition, int sp_ff_only,
+                   pb_rng *rng, pb_error *err);
+/* One segment: x is L x d_model, mem m x d_model (NULL when m = 0; give it through
+ * pb_nn_stop_gradient), causal as in pb_nn_attention.  gate: NULL (no conditioning), L x
+ * d_model (per row) or 1 x d_model (per graph); gate_mem: the gate of the memory rows (m x
+ * d_model, NULL when mem is NULL or gate has one row). */
+pb_nn_tensor *pb_nn_trf_forward(pb_nn_tape *t, pb_nn_params *p, const pb_nn_trf *m, pb_nn_tensor *x,
+                                pb_nn_tensor *mem, int causal, pb_nn_tensor *gate,
+                                pb_nn_tensor *gate_mem);
+
+/* GDP's GraphSAGE layer (specs/gdp.md §3.1, Eq. 2-3): pooled = elementwise max over each node's
+ * neighbours (nbr, rows of x) of pool_act(x_u W_pool + b_pool), zeros for a node without any;
+ * out = act([x, pooled] W_comb + b_comb).  pool_act is sigmoid after init (GDP; GraphSAGE's own
+ * is ReLU): set the field to change it. */
+typedef struct pb_nn_sage_pool {
+    int in, out, act, pool_act;
+    int w_pool, b_pool, w_comb, b_comb; /* parameter ids */
+} pb_nn_sage_pool;
+
+/* Registers "<prefix>/w_pool" (in x out), "/b_pool", "/w_comb" ((in+out) x out), "/b_comb". */
+int pb_nn_sage_pool_init(pb_nn_sage_pool *m, pb_nn_params *p, const char *prefix, int in, int out,
+                         int act, pb_rng *rng, pb_error *err);
+pb_nn_tensor *pb_nn_sage_pool_forward(pb_nn_tape *t, pb_nn_params *p, const pb_nn_sage_pool *m,
+                                      pb_nn_tensor *x, const pb_nn_csr *nbr);
+
 /* --- optimizers (they read the gradients in p and update its values) */
 
 /* Adam in TensorFlow's formulation: at step k, m = b1 m + (1-b1) g, v = b2 v + (1-b2) g^2,

@@ -907,6 +907,204 @@ static void test_forward_recurrent(void **state)
     pb_nn_params_free(p);
 }
 
+/* ------------------------------------------------------------------ GDP layers (specs/gdp.md) */
+
+/* §4.4: one head, d = 2, memory [[1, 0]], segment [[0, 1], [1, 1]], keys = values = the three
+ * rows; the causal mask (memory 1) and no mask. */
+static void test_forward_attention_worked_example(void **state)
+{
+    (void)state;
+    pb_nn_tape *t = pb_nn_tape_new();
+    static const float h[] = {0, 1, 1, 1}, kv[] = {1, 0, 0, 1, 1, 1};
+    pb_nn_tensor *q = cst(t, 2, 2, h), *k = cst(t, 3, 2, kv);
+    pb_nn_tensor *causal = pb_nn_attention(t, q, k, k, 1, 1);
+    pb_nn_tensor *none = pb_nn_attention(t, q, k, k, 1, -1);
+    expect_status_ok(t);
+    static const double want_causal[] = {0.330238, 0.669762, 0.751745, 0.751745};
+    expect_values(causal, 2, 2, want_causal, 1e-6);
+    assert_true(fabs(none->data[0] - 0.598888) < 1e-6 && fabs(none->data[1] - 0.802224) < 1e-6);
+    /* Two heads that are copies of the one head give the same numbers side by side. */
+    static const float h2[] = {0, 1, 0, 1, 1, 1, 1, 1},
+                       kv2[] = {1, 0, 1, 0, 0, 1, 0, 1, 1, 1, 1, 1};
+    pb_nn_tensor *k2 = cst(t, 3, 4, kv2);
+    pb_nn_tensor *two = pb_nn_attention(t, cst(t, 2, 4, h2), k2, k2, 2, 1);
+    expect_status_ok(t);
+    static const double want_two[] = {0.330238, 0.669762, 0.330238, 0.669762,
+                                      0.751745, 0.751745, 0.751745, 0.751745};
+    expect_values(two, 2, 4, want_two, 1e-6);
+    pb_nn_attention(t, q, k, k, 1, 0); /* 3 keys cannot be 0 memory rows + 2 queries */
+    pb_error err;
+    assert_int_equal(pb_nn_tape_status(t, &err), PB_ERR);
+    pb_nn_tape_free(t);
+}
+
+/* §5: gate [2, 0.5] on [1, 4] gives [2, 2]; a 1-row gate broadcasts; NULL is the identity. */
+static void test_forward_superpose(void **state)
+{
+    (void)state;
+    pb_nn_tape *t = pb_nn_tape_new();
+    static const float c[] = {2, 0.5f}, x[] = {1, 4, 3, -2};
+    pb_nn_tensor *xs = cst(t, 2, 2, x);
+    pb_nn_tensor *y = pb_nn_superpose(t, xs, cst(t, 1, 2, c));
+    expect_status_ok(t);
+    static const double want[] = {2, 2, 6, -1};
+    expect_values(y, 2, 2, want, 0);
+    assert_ptr_equal(pb_nn_superpose(t, xs, NULL), xs);
+    pb_nn_tape_free(t);
+}
+
+/* §3.3: nodes 0, 1, 2, edges 1->0 and 2->0, W_pool = I, W_comb adds the halves, ReLU; padding the
+ * neighbour lists with repeats (knn 5 with replacement) gives the same numbers. */
+static void test_forward_sage_pool_worked_example(void **state)
+{
+    (void)state;
+    pb_nn_params *p = pb_nn_params_new();
+    pb_rng rng;
+    pb_rng_seed(&rng, 3);
+    pb_nn_sage_pool m;
+    pb_error err;
+    assert_int_equal(pb_nn_sage_pool_init(&m, p, "gs0", 2, 2, PB_NN_ACT_RELU, &rng, &err), PB_OK);
+    float *v = pb_nn_params_values(p);
+    static const float eye[] = {1, 0, 0, 1}, comb[] = {1, 0, 0, 1, 1, 0, 0, 1};
+    memcpy(v + pb_nn_params_offset(p, m.w_pool), eye, sizeof eye);
+    memcpy(v + pb_nn_params_offset(p, m.w_comb), comb, sizeof comb);
+    pb_nn_tape *t = pb_nn_tape_new();
+    static const float x[] = {1, 1, 1, 0, 0, 2};
+    static const int start[] = {0, 2, 3, 4}, idx[] = {1, 2, 0, 0};
+    static const int start5[] = {0, 5, 10, 15},
+                     idx5[] = {1, 2, 2, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    pb_nn_csr nbr = {3, start, idx, NULL}, nbr5 = {3, start5, idx5, NULL};
+    pb_nn_tensor *xs = cst(t, 3, 2, x);
+    pb_nn_tensor *y = pb_nn_sage_pool_forward(t, p, &m, xs, &nbr);
+    pb_nn_tensor *y5 = pb_nn_sage_pool_forward(t, p, &m, xs, &nbr5);
+    expect_status_ok(t);
+    static const double want[] = {1.731059, 1.880797, 1.731059, 0.731059, 0.731059, 2.731059};
+    expect_values(y, 3, 2, want, 1e-6);
+    expect_values(y5, 3, 2, want, 1e-6);
+    pb_nn_tape_free(t);
+    pb_nn_params_free(p);
+}
+
+/* Attention with n_head and memory rows from ctx (an int[2]); inputs q, k, v. */
+static pb_nn_tensor *b_attention(pb_nn_tape *t, pb_nn_params *p, const void *ctx)
+{
+    const int *a = ctx;
+    return pb_nn_attention(t, in_(t, p, 0), in_(t, p, 1), in_(t, p, 2), a[0], a[1]);
+}
+
+static void test_grad_attention(void **state)
+{
+    (void)state;
+    const fd_input in[] = {{3, 4, GEN_ANY}, {5, 4, GEN_ANY}, {5, 4, GEN_ANY}};
+    const int causal_mem[2] = {2, 2}, unmasked[2] = {2, -1}, one_head[2] = {1, 2};
+    fd_run(3, in, b_attention, causal_mem);
+    fd_run(3, in, b_attention, unmasked);
+    fd_run(3, in, b_attention, one_head);
+}
+
+/* What a Transformer-XL layer test varies. */
+typedef struct trf_case {
+    pb_nn_trf m;
+    int gate_rows; /* 0: no gate, 1: per graph, else per row */
+    int with_mem;
+    int causal;
+} trf_case;
+
+/* One layer on x = param "x" (3 x 4), memory a constant (2 x 4, gradient-free as the cache is),
+ * gate = param "gate"; the memory's gate a constant. */
+static pb_nn_tensor *b_trf(pb_nn_tape *t, pb_nn_params *p, const void *ctx)
+{
+    const trf_case *c = ctx;
+    static const float mem[] = {0.3f, -0.7f, 0.1f, 0.9f, -0.4f, 0.2f, 0.8f, -0.1f};
+    static const float gmem[] = {1.2f, 0.6f, -0.5f, 0.9f, 0.7f, 1.1f, 0.4f, -0.8f};
+    pb_nn_tensor *x = pb_nn_param(t, p, pb_nn_params_find(p, "x"));
+    pb_nn_tensor *memt = c->with_mem ? pb_nn_constant(t, 2, 4, mem) : NULL;
+    pb_nn_tensor *gate = c->gate_rows ? pb_nn_param(t, p, pb_nn_params_find(p, "gate")) : NULL;
+    pb_nn_tensor *gm = c->with_mem && c->gate_rows > 1 ? pb_nn_constant(t, 2, 4, gmem) : NULL;
+    return pb_nn_trf_forward(t, p, &c->m, x, memt, c->causal, gate, gm);
+}
+
+static void trf_fd(int superposition, int ff_only, int gate_rows, int with_mem, int causal)
+{
+    pb_nn_params *p = pb_nn_params_new();
+    pb_rng rng;
+    pb_rng_seed(&rng, 31);
+    pb_error err;
+    trf_case c = {.gate_rows = gate_rows, .with_mem = with_mem, .causal = causal};
+    assert_int_equal(
+        pb_nn_trf_init(&c.m, p, "trf", 4, 2, 3, 5, 1e-5f, superposition, ff_only, &rng, &err),
+        PB_OK);
+    /* Gains, biases and inputs away from their initial constants. */
+    int nt = pb_nn_params_count(p);
+    for (int i = 0; i < nt; i++) {
+        int r, cc;
+        pb_nn_params_shape(p, i, &r, &cc);
+        if (r == 1)
+            fd_fill(pb_nn_params_values(p) + pb_nn_params_offset(p, i), cc, GEN_ANY, &rng);
+    }
+    int xid = pb_nn_params_add(p, "x", 3, 4, PB_NN_INIT_ZEROS, NULL, &err);
+    fd_fill(pb_nn_params_values(p) + pb_nn_params_offset(p, xid), 12, GEN_ANY, &rng);
+    if (gate_rows) {
+        int gid = pb_nn_params_add(p, "gate", gate_rows, 4, PB_NN_INIT_ZEROS, NULL, &err);
+        fd_fill(pb_nn_params_values(p) + pb_nn_params_offset(p, gid), gate_rows * 4, GEN_ANY, &rng);
+    }
+    fd_check(p, b_trf, &c);
+    pb_nn_params_free(p);
+}
+
+static void test_grad_transformer_layer(void **state)
+{
+    (void)state;
+    trf_fd(0, 0, 0, 0, 1); /* first segment, causal */
+    trf_fd(0, 0, 0, 1, 1); /* with memory, causal */
+    trf_fd(0, 0, 0, 1, 0); /* with memory, no mask */
+    trf_fd(1, 0, 3, 1, 1); /* superposition on every dense layer, per-row gate */
+    trf_fd(1, 0, 1, 1, 1); /* per-graph gate */
+    trf_fd(1, 1, 3, 1, 1); /* feed-forward layers only */
+}
+
+/* The memory is a stop-gradient copy: nothing flows back into what it was copied from. */
+static void test_stop_gradient(void **state)
+{
+    (void)state;
+    pb_nn_params *p = pb_nn_params_new();
+    pb_error err;
+    int id = pb_nn_params_add(p, "h", 1, 2, PB_NN_INIT_ONES, NULL, &err);
+    pb_nn_tape *t = pb_nn_tape_new();
+    pb_nn_tensor *h = pb_nn_param(t, p, id);
+    pb_nn_tensor *y = pb_nn_sum(t, pb_nn_add(t, pb_nn_scale(t, h, 3), pb_nn_stop_gradient(t, h)));
+    assert_int_equal(pb_nn_backward(t, y, NULL, &err), PB_OK);
+    assert_true(y->data[0] == 8);
+    assert_true(pb_nn_params_grads(p)[0] == 3 && pb_nn_params_grads(p)[1] == 3);
+    pb_nn_tape_free(t);
+    pb_nn_params_free(p);
+}
+
+/* A GraphSAGE layer with knn-padded neighbour lists and an empty neighbourhood (node 3). */
+static pb_nn_tensor *b_sage_pool(pb_nn_tape *t, pb_nn_params *p, const void *ctx)
+{
+    static const int start[] = {0, 3, 4, 6, 6}, idx[] = {1, 2, 3, 0, 0, 3};
+    static const pb_nn_csr nbr = {4, start, idx, NULL};
+    return pb_nn_sage_pool_forward(t, p, ctx, pb_nn_param(t, p, pb_nn_params_find(p, "x")), &nbr);
+}
+
+static void test_grad_sage_pool(void **state)
+{
+    (void)state;
+    pb_nn_params *p = pb_nn_params_new();
+    pb_rng rng;
+    pb_rng_seed(&rng, 41);
+    pb_error err;
+    pb_nn_sage_pool m;
+    assert_int_equal(pb_nn_sage_pool_init(&m, p, "gs", 3, 4, PB_NN_ACT_NONE, &rng, &err), PB_OK);
+    fd_fill(pb_nn_params_values(p) + pb_nn_params_offset(p, m.b_pool), 4, GEN_ANY, &rng);
+    fd_fill(pb_nn_params_values(p) + pb_nn_params_offset(p, m.b_comb), 4, GEN_ANY, &rng);
+    int xid = pb_nn_params_add(p, "x", 4, 3, PB_NN_INIT_ZEROS, NULL, &err);
+    fd_fill(pb_nn_params_values(p) + pb_nn_params_offset(p, xid), 12, GEN_DISTINCT, &rng);
+    fd_check(p, b_sage_pool, &m);
+    pb_nn_params_free(p);
+}
+
 /* ------------------------------------------------------------------ tape behaviour */
 
 static void test_tape_errors_are_sticky(void **state)
@@ -1278,25 +1476,50 @@ static void test_determinism(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_forward_matmul),      cmocka_unit_test(test_forward_matmul_blas),
-        cmocka_unit_test(test_forward_elementwise), cmocka_unit_test(test_forward_rows),
-        cmocka_unit_test(test_forward_aggregate),   cmocka_unit_test(test_aggregate_tie_gradient),
-        cmocka_unit_test(test_forward_reduce),      cmocka_unit_test(test_forward_dropout),
-        cmocka_unit_test(test_grad_matmul),         cmocka_unit_test(test_grad_linear),
-        cmocka_unit_test(test_grad_transpose),      cmocka_unit_test(test_grad_add_sub_mul),
-        cmocka_unit_test(test_grad_unary),          cmocka_unit_test(test_grad_dropout),
-        cmocka_unit_test(test_grad_concat_slice),   cmocka_unit_test(test_grad_gather_scatter),
-        cmocka_unit_test(test_grad_aggregate),      cmocka_unit_test(test_grad_avgpool),
-        cmocka_unit_test(test_grad_layer_norm),     cmocka_unit_test(test_grad_l2_normalize),
-        cmocka_unit_test(test_grad_rowdot),         cmocka_unit_test(test_grad_views_and_buffers),
-        cmocka_unit_test(test_grad_custom_op),      cmocka_unit_test(test_grad_mlp),
-        cmocka_unit_test(test_grad_lstm),           cmocka_unit_test(test_grad_elman),
-        cmocka_unit_test(test_forward_recurrent),   cmocka_unit_test(test_tape_errors_are_sticky),
-        cmocka_unit_test(test_tape_no_grad_mode),   cmocka_unit_test(test_backward_accumulates),
-        cmocka_unit_test(test_tape_reuses_memory),  cmocka_unit_test(test_params_glorot_and_names),
-        cmocka_unit_test(test_params_save_load),    cmocka_unit_test(test_params_load_mismatch),
-        cmocka_unit_test(test_adam_two_steps),      cmocka_unit_test(test_sgd_and_clipping),
+        cmocka_unit_test(test_forward_matmul),
+        cmocka_unit_test(test_forward_matmul_blas),
+        cmocka_unit_test(test_forward_elementwise),
+        cmocka_unit_test(test_forward_rows),
+        cmocka_unit_test(test_forward_aggregate),
+        cmocka_unit_test(test_aggregate_tie_gradient),
+        cmocka_unit_test(test_forward_reduce),
+        cmocka_unit_test(test_forward_dropout),
+        cmocka_unit_test(test_grad_matmul),
+        cmocka_unit_test(test_grad_linear),
+        cmocka_unit_test(test_grad_transpose),
+        cmocka_unit_test(test_grad_add_sub_mul),
+        cmocka_unit_test(test_grad_unary),
+        cmocka_unit_test(test_grad_dropout),
+        cmocka_unit_test(test_grad_concat_slice),
+        cmocka_unit_test(test_grad_gather_scatter),
+        cmocka_unit_test(test_grad_aggregate),
+        cmocka_unit_test(test_grad_avgpool),
+        cmocka_unit_test(test_grad_layer_norm),
+        cmocka_unit_test(test_grad_l2_normalize),
+        cmocka_unit_test(test_grad_rowdot),
+        cmocka_unit_test(test_grad_views_and_buffers),
+        cmocka_unit_test(test_grad_custom_op),
+        cmocka_unit_test(test_grad_mlp),
+        cmocka_unit_test(test_grad_lstm),
+        cmocka_unit_test(test_grad_elman),
+        cmocka_unit_test(test_forward_recurrent),
+        cmocka_unit_test(test_tape_errors_are_sticky),
+        cmocka_unit_test(test_tape_no_grad_mode),
+        cmocka_unit_test(test_backward_accumulates),
+        cmocka_unit_test(test_tape_reuses_memory),
+        cmocka_unit_test(test_params_glorot_and_names),
+        cmocka_unit_test(test_params_save_load),
+        cmocka_unit_test(test_params_load_mismatch),
+        cmocka_unit_test(test_adam_two_steps),
+        cmocka_unit_test(test_sgd_and_clipping),
         cmocka_unit_test(test_determinism),
+        cmocka_unit_test(test_forward_attention_worked_example),
+        cmocka_unit_test(test_forward_superpose),
+        cmocka_unit_test(test_forward_sage_pool_worked_example),
+        cmocka_unit_test(test_grad_attention),
+        cmocka_unit_test(test_grad_transformer_layer),
+        cmocka_unit_test(test_stop_gradient),
+        cmocka_unit_test(test_grad_sage_pool),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
