@@ -135,33 +135,58 @@ static int tag_group_csr(const pb_graph *g, const int *unit_of, int n_units, int
     return PB_OK;
 }
 
+void tag_unit_graph_free(tag_unit_graph *u)
+{
+    free(u->xadj);
+    free(u->adj);
+    free(u->adjwgt);
+    free(u->vwgt);
+    memset(u, 0, sizeof *u);
+}
+
+int tag_unit_graph_build(const pb_graph *g, const int *unit_of, int n_units, const int *op_weight,
+                         tag_unit_graph *out, pb_error *err)
+{
+    memset(out, 0, sizeof *out);
+    for (int v = 0; v < g->n_nodes; v++)
+        if (unit_of[v] < 0 || unit_of[v] >= n_units)
+            return pb_errorf(err, "grouping: op %d (%s) has unit %d, outside 0..%d", v,
+                             g->node_name[v], unit_of[v], n_units - 1);
+    out->n_units = n_units;
+    out->xadj = malloc(((size_t)n_units + 1) * sizeof(int));
+    out->vwgt = malloc(((size_t)n_units + 1) * sizeof(int));
+    if (!out->xadj || !out->vwgt) {
+        tag_unit_graph_free(out);
+        return pb_errorf(err, "out of memory");
+    }
+    for (int u = 0; u < n_units; u++)
+        out->vwgt[u] = 1;
+    for (int v = 0; v < g->n_nodes; v++) {
+        long long w = (long long)out->vwgt[unit_of[v]] + (op_weight ? op_weight[v] : 1);
+        out->vwgt[unit_of[v]] = w > INT32_MAX / 2 ? INT32_MAX / 2 : (int)w;
+    }
+    if (tag_group_csr(g, unit_of, n_units, out->xadj, &out->adj, &out->adjwgt, err)) {
+        tag_unit_graph_free(out);
+        return PB_ERR;
+    }
+    return PB_OK;
+}
+
 int tag_group_partition(const pb_graph *g, const int *unit_of, int n_units, const int *op_weight,
                         int nparts, double ubvec, int *part_of_unit, int *n_parts, pb_error *err)
 {
     *n_parts = 0;
     if (nparts < 1)
         return pb_errorf(err, "grouping: %d parts asked (at least 1)", nparts);
-    for (int v = 0; v < g->n_nodes; v++)
-        if (unit_of[v] < 0 || unit_of[v] >= n_units)
-            return pb_errorf(err, "grouping: op %d (%s) has unit %d, outside 0..%d", v,
-                             g->node_name[v], unit_of[v], n_units - 1);
-    int *xadj = malloc(((size_t)n_units + 1) * sizeof(int));
-    int *vwgt = malloc(((size_t)n_units + 1) * sizeof(int));
+    tag_unit_graph ug;
+    if (tag_unit_graph_build(g, unit_of, n_units, op_weight, &ug, err))
+        return PB_ERR;
     int *part = malloc(((size_t)n_units + 1) * sizeof(int));
     int *renum = malloc(((size_t)n_units + 1) * sizeof(int));
-    int *adj = NULL, *adjwgt = NULL;
-    int rc = xadj && vwgt && part && renum ? PB_OK : pb_errorf(err, "out of memory");
-    if (rc == PB_OK) {
-        for (int u = 0; u < n_units; u++)
-            vwgt[u] = 1;
-        for (int v = 0; v < g->n_nodes; v++) {
-            long long w = (long long)vwgt[unit_of[v]] + (op_weight ? op_weight[v] : 1);
-            vwgt[unit_of[v]] = w > INT32_MAX / 2 ? INT32_MAX / 2 : (int)w;
-        }
-        rc = tag_group_csr(g, unit_of, n_units, xadj, &adj, &adjwgt, err);
-    }
+    int rc = part && renum ? PB_OK : pb_errorf(err, "out of memory");
     if (rc == PB_OK)
-        rc = metis_partition(n_units, xadj, adj, vwgt, adjwgt, nparts, ubvec, part, err);
+        rc =
+            metis_partition(n_units, ug.xadj, ug.adj, ug.vwgt, ug.adjwgt, nparts, ubvec, part, err);
     if (rc == PB_OK) {
         /* Parts in order of first appearance over the ops; a unit without ops comes after. */
         for (int p = 0; p < n_units; p++)
@@ -177,12 +202,9 @@ int tag_group_partition(const pb_graph *g, const int *unit_of, int n_units, cons
         }
         *n_parts = next;
     }
-    free(xadj);
-    free(vwgt);
     free(part);
     free(renum);
-    free(adj);
-    free(adjwgt);
+    tag_unit_graph_free(&ug);
     return rc;
 }
 

@@ -25,6 +25,19 @@ double tag_op_mean_time_us(const pb_graph *g, const pb_cluster *c, int v, int k)
  * the batch sizes B, B/2, B/4, B/8 of its time)). */
 int tag_op_sqrt_cost(const pb_graph *g, const pb_cluster *c, int v);
 
+/* The weighted graph of units METIS partitions (CSR: the neighbours of u are
+ * adj[xadj[u] .. xadj[u+1]), each edge listed from both ends with the same weight). */
+typedef struct tag_unit_graph {
+    int n_units;
+    int *xadj, *adj, *adjwgt, *vwgt;
+} tag_unit_graph;
+
+/* Builds the unit graph tag_group_partition hands to METIS (the rules below); caller frees with
+ * tag_unit_graph_free. */
+int tag_unit_graph_build(const pb_graph *g, const int *unit_of, int n_units, const int *op_weight,
+                         tag_unit_graph *out, pb_error *err);
+void tag_unit_graph_free(tag_unit_graph *u);
+
 /*
  * Partitions the units of g (unit_of[v] in [0, n_units) for each op v; units are TAG's base
  * groups, e.g. the nodes of g's grouped graph) into at most nparts parts with METIS

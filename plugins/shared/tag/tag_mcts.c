@@ -395,8 +395,7 @@ static void tag_mcts_strategy(tag_mcts *m, int decided)
     m->s.group_devices = m->dg_devices;
 }
 
-/* The spec's reward: -1 out of memory, else r = T_base / T - 1, squashed to r^(1/4) above 1. */
-static double tag_mcts_reward(double base_us, double t_us, int feasible)
+double tag_reward(double base_us, double t_us, int feasible)
 {
     if (!feasible)
         return -1;
@@ -545,7 +544,7 @@ static int tag_mcts_evaluate(tag_mcts *m, int i, int feedback, pb_error *err)
     nd->evaluated = 1;
     nd->step_us = t;
     nd->feasible = feasible;
-    nd->reward = tag_mcts_reward(m->base_us, t, feasible);
+    nd->reward = tag_reward(m->base_us, t, feasible);
     m->fb.reward = nd->reward;
     return PB_OK;
 }
@@ -595,7 +594,7 @@ static int tag_mcts_baseline(tag_mcts *m, int want_feedback, pb_error *err)
     m->nodes[0].evaluated = 1;
     m->nodes[0].step_us = t;
     m->nodes[0].feasible = feasible;
-    m->nodes[0].reward = tag_mcts_reward(t, t, feasible);
+    m->nodes[0].reward = tag_reward(t, t, feasible);
     return PB_OK;
 }
 

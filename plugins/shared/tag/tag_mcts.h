@@ -48,6 +48,10 @@ void tag_mcts_free(tag_mcts *m);
 int tag_mcts_run(tag_mcts *m, tag_prior_fn prior, void *prior_ctx, uint64_t seed, pb_strategy *best,
                  double *initial_us, pb_error *err);
 
+/* The spec's reward (specs/tag.md §6): -1 when infeasible, else r = base_us / t_us - 1, and
+ * r^(1/4) when r > 1. */
+double tag_reward(double base_us, double t_us, int feasible);
+
 /* The root state (static analysis; no decisions), valid until tag_mcts_free. */
 const tag_state *tag_mcts_state(const tag_mcts *m);
 
