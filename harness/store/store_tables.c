@@ -641,11 +641,12 @@ const store_heterps_cell *store_heterps_at(const store_heterps_table *t, const c
 /* ---------------------------------------------------------------- TAG */
 
 /* Every run of the topology simulator with its log: model, placer, status, initial and best step
- * time, search time, simulator calls, log text, feasibility of the result. */
-static const char store_tables_tag_sql[] =
-    "SELECT CASE WHEN graph LIKE '%.json' THEN substr(graph, 1, length(graph) - 5) ELSE graph"
-    " END AS m, placer, status, initial_us, best_us, search_wall_s, sim_calls, log.text, feasible"
-    " FROM runs LEFT JOIN log USING (run_id) WHERE simulator = 'topology' ORDER BY m, placer";
+ * time, search time, simulator calls, log text (NULL without a log table), feasibility of the
+ * result.  Read through the full column list, so a file of schema 1 gives NULL verdicts. */
+static const char store_tables_tag_fmt[] =
+    "SELECT CASE WHEN graph LIKE '%%.json' THEN substr(graph, 1, length(graph) - 5) ELSE graph"
+    " END AS m, placer, status, initial_us, best_us, search_wall_s, sim_calls, %s, feasible"
+    " FROM (SELECT %s FROM runs) AS r %s WHERE simulator = 'topology' ORDER BY m, placer";
 
 /* Index of a strategy's type name in t->types, added when new; -1 when full or out of memory. */
 static int store_tag_type(store_tag_table *t, const char *name)
@@ -753,8 +754,20 @@ static void store_tag_finish(store_tag_cell *c)
 int store_tables_tag(store *s, store_tag_table *out, pb_error *err)
 {
     memset(out, 0, sizeof *out);
+    int logs = store_has_table(s, "main", "log");
+    char *list = store_run_select_list(s, "main", "");
+    size_t len = list ? strlen(list) + sizeof store_tables_tag_fmt + 64 : 0;
+    char *sql = list ? malloc(len) : NULL;
+    if (sql)
+        snprintf(sql, len, store_tables_tag_fmt, logs ? "log.text" : "NULL", list,
+                 logs ? "LEFT JOIN log USING (run_id)" : "");
+    free(list);
+    if (!sql)
+        return pb_errorf(err, "%s: out of memory", s->path);
     sqlite3_stmt *st;
-    if (store_prepare(s, store_tables_tag_sql, &st, err))
+    int prepared = store_prepare(s, sql, &st, err);
+    free(sql);
+    if (prepared)
         return PB_ERR;
     store_tables_names models = {0}, placers = {0};
     int rc, oom = 0;
