@@ -51,6 +51,9 @@ static const char cmd_plot_usage[] =
     "  gdp_table1        when runs used the gdp-p100 cluster: GDP's Table 1 as bars of the run\n"
     "                    time per (model, GPUs) and method (GDP-one, HP, METIS, HDP), the\n"
     "                    paper's run times as diamonds (the rows of 'report --tables gdp')\n"
+    "  tag_testbed       when there are runs of tag or pure-mcts: bars of the per-iteration\n"
+    "                    time of DP-NCCL, DP-NCCL-P, TAG and pure MCTS per model (TAG's Fig. 5)\n"
+    "                    and of the MCTS placers' search time (means over the ok runs)\n"
     "Curves and best_step_time bars are the mean over graphs of the per-graph mean over\n"
     "repeats; bands and error bars are +-1 pooled standard deviation over repeats.  Only runs\n"
     "that finished ok count.\n"
@@ -66,7 +69,7 @@ static const char cmd_plot_usage[] =
 /* The gnuplot scripts plots/<name>.gp. */
 static const char *const cmd_plot_scripts[] = {
     "learning_curves", "best_step_time",     "order_wins", "embedding_bars",
-    "heterps_bars",    "heterps_sched_time", "gdp_table1"};
+    "heterps_bars",    "heterps_sched_time", "gdp_table1", "tag_testbed"};
 
 /* The charts of aggregated step times: drawn by plots/<script>.gp from one extract each. */
 typedef struct cmd_plot_chart {
@@ -649,6 +652,40 @@ static int cmd_plot_heterps(const cmd_plot_opts *o, store *s, int *drawn)
     return rc;
 }
 
+/* ---------------------------------------------------------------- TAG */
+
+/* TAG's testbed chart, when there are runs of tag or pure-mcts. */
+static int cmd_plot_tag(const cmd_plot_opts *o, store *s, int *drawn)
+{
+    static const char stem[] = "tag_testbed";
+    store_tag_table t;
+    pb_error why = {{0}};
+    int mcts = 0;
+    if (store_tables_tag(s, &t, &why) == PB_OK)
+        for (int p = 0; p < t.n_placers; p++)
+            mcts |= strcmp(t.placers[p], "tag") == 0 || strcmp(t.placers[p], "pure-mcts") == 0;
+    if (!mcts) {
+        store_tag_table_free(&t);
+        return 0;
+    }
+    cmd_plot_files files = {0};
+    cli_output out;
+    int rc = cmd_plot_data_open(o, &files, "data", stem, ".tsv", &out);
+    int lines = rc ? 0 : cli_plot_data_tag(out.f, &t, o->db);
+    store_tag_table_free(&t);
+    if (rc || cmd_plot_data_close(&files, &out))
+        return 1;
+    if (lines == 0) {
+        fprintf(stderr,
+                "placebench: %s: no run of TAG's testbed placers finished ok; no %s chart\n", o->db,
+                stem);
+        return 0;
+    }
+    *drawn = 1;
+    cmd_plot_drawing dr = {"tag_testbed", stem, "", NULL, &files};
+    return cmd_plot_draw_all(o, &dr);
+}
+
 /* ---------------------------------------------------------------- GDP */
 
 /* GDP's Table 1 chart, when there are runs on the GDP cluster. */
@@ -702,7 +739,8 @@ int cmd_plot(int argc, char **argv)
     for (size_t i = 0; !rc && i < sizeof cmd_plot_charts / sizeof cmd_plot_charts[0]; i++)
         rc = cmd_plot_chart_run(&o, s, &cmd_plot_charts[i], &drawn);
     rc = rc || cmd_plot_order_wins(&o, s, &drawn) || cmd_plot_embedding_bars(&o, s, &drawn) ||
-         cmd_plot_heterps(&o, s, &drawn) || cmd_plot_gdp(&o, s, &drawn);
+         cmd_plot_heterps(&o, s, &drawn) || cmd_plot_gdp(&o, s, &drawn) ||
+         cmd_plot_tag(&o, s, &drawn);
     store_close(s);
     if (!rc && !drawn)
         return cli_error("%s: no run finished ok: nothing to plot", o.db);

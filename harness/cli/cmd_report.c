@@ -39,12 +39,17 @@ static const char cmd_report_usage[] =
     "              GDP-one (gdp), HP (expert), METIS (metis) and HDP (hdp) per model and GPU\n"
     "              count, speed-ups over HP and HDP, search speed-up over HDP, GEOMEAN and the\n"
     "              paper's claims, beside the paper's figures.\n"
+    "  tag         the TAG paper's testbed tables, over the runs of the topology simulator, per\n"
+    "              model: per-iteration time of DP-NCCL, DP-NCCL-P, tag and pure-mcts and\n"
+    "              the speed-ups (Fig. 5), the MCTS strategies' GPUs per type and PS /\n"
+    "              AllReduce share of gradients (Table 4), search time and simulator calls.\n"
     "\n"
-    "  --tables LIST     comma-separated of summary, orders, embeddings, heterps, gdp; default:\n"
-    "                    the summary, then the orders tables when the placer's runs have 2 or\n"
-    "                    more orders, the embedding tables when they have 2 or more embeddings,\n"
-    "                    the HeterPS tables when there are runs of the heterps simulator and\n"
-    "                    GDP's Table 1 when there are runs on the gdp-p100 cluster\n"
+    "  --tables LIST     comma-separated of summary, orders, embeddings, heterps, gdp, tag;\n"
+    "                    default: the summary, then the orders tables when the placer's runs\n"
+    "                    have 2 or more orders, the embedding tables when they have 2 or more\n"
+    "                    embeddings, the HeterPS tables when there are runs of the heterps\n"
+    "                    simulator, GDP's Table 1 when there are runs on the gdp-p100 cluster\n"
+    "                    and the TAG tables when there are runs of tag or pure-mcts\n"
     "  --csv             CSV instead of markdown (full precision; one table: the summary unless\n"
     "                    --tables names another)\n"
     "  --out FILE        write to FILE instead of stdout (FILE appears only when complete)\n"
@@ -60,7 +65,8 @@ enum {
     REPORT_ORDERS = 2,
     REPORT_EMBEDDINGS = 4,
     REPORT_HETERPS = 8,
-    REPORT_GDP = 16
+    REPORT_GDP = 16,
+    REPORT_TAG = 32
 };
 
 /* Options not given (NULL placer and baseline, no episodes) take the paper's: its placer, its
@@ -89,9 +95,11 @@ static int report_parse_tables(const char *list, int *tables)
             *tables |= REPORT_HETERPS;
         else if (strcmp(t, "gdp") == 0)
             *tables |= REPORT_GDP;
+        else if (strcmp(t, "tag") == 0)
+            *tables |= REPORT_TAG;
         else
             return cli_error("report: --tables: unknown table '%s' (summary, orders, embeddings, "
-                             "heterps, gdp)",
+                             "heterps, gdp, tag)",
                              t);
     }
     return *tables ? 0 : cli_error("report: --tables: empty list");
@@ -207,6 +215,27 @@ static int report_heterps(store *s, const report_args *a, FILE *f, pb_error *err
     return rc && !automatic;
 }
 
+/* TAG's tables beside the paper's.  In automatic mode they are written only when there are runs
+ * of tag or pure-mcts, and their absence is no error. */
+static int report_tag(store *s, const report_args *a, FILE *f, pb_error *err, int automatic)
+{
+    const papers_paper *paper = papers_with_tag();
+    store_tag_table t;
+    pb_error quiet = {{0}};
+    int rc = store_tables_tag(s, &t, automatic ? &quiet : err);
+    int mcts = 0;
+    for (int p = 0; !rc && p < t.n_placers; p++)
+        mcts |= strcmp(t.placers[p], "tag") == 0 || strcmp(t.placers[p], "pure-mcts") == 0;
+    if (!rc && (mcts || !automatic)) {
+        if (!a->csv)
+            fprintf(f, "\n## TAG: testbed step time, strategies and search time (%s, %s)\n",
+                    paper ? paper->name : "no paper", paper ? paper->tag->tables : "-");
+        cli_tables_tag(f, &t, paper ? paper->tag : NULL, a->csv);
+    }
+    store_tag_table_free(&t);
+    return rc && !automatic;
+}
+
 /* GDP's Table 1 beside the paper's.  In automatic mode it is written only when there are runs on
  * the GDP cluster, and their absence is no error. */
 static int report_gdp(store *s, const report_args *a, FILE *f, pb_error *err, int automatic)
@@ -268,6 +297,8 @@ static int report_write(store *s, const report_args *a, FILE *f, pb_error *err)
         rc = report_heterps(s, a, f, err, automatic);
     if (!rc && ((tables & REPORT_GDP) || automatic))
         rc = report_gdp(s, a, f, err, automatic);
+    if (!rc && ((tables & REPORT_TAG) || automatic))
+        rc = report_tag(s, a, f, err, automatic);
     return rc;
 }
 
