@@ -10,8 +10,10 @@
 extern "C" {
 #endif
 
-/* Communication option of an action (specs/tag.md §6): the order is the spec's encoding. */
-enum { TAG_COMM_PS = 0, TAG_COMM_ALLREDUCE = 1, TAG_COMM_MP = 2, TAG_N_COMM = 3 };
+/* Communication option of an action (specs/tag.md §6): the order is the spec's encoding.
+ * TAG_COMM_DUPLICATE (every device computes the whole group, the paper's 4th option) is offered
+ * only when the placer's option duplicate_action is on. */
+enum { TAG_COMM_PS = 0, TAG_COMM_ALLREDUCE = 1, TAG_COMM_MP = 2, TAG_COMM_DUPLICATE = 3 };
 
 /* Batch sizes the time features are given at: B, B/2, B/4, B/8 (specs/tag.md §2.3, §8.2). */
 enum { TAG_N_BATCH = 4 };
@@ -48,7 +50,8 @@ typedef struct tag_device_group {
  * Action a (specs/tag.md §6): placed[a * n_tasks + t] = 1 when device group t takes part (all
  * its GPUs), comm[a] the TAG_COMM_* option.  The list is the spec's expansion order: placements
  * over {0,1}^T with the last device group varying fastest (all-zero skipped), and for each, comm
- * PS, AllReduce, MP; a placement on a single device has PS only (a plain placement).
+ * PS, AllReduce, MP (then DUPLICATE when offered); a placement on a single device has PS only (a
+ * plain placement).
  */
 typedef struct tag_actions {
     int n_actions;
