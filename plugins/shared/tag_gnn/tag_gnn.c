@@ -56,7 +56,8 @@ void tag_gnn_options_default(tag_gnn_options *o)
                            .layers = 4,
                            .gamma = 0,
                            .float_utilisation = 0,
-                           .tensor_edge_features = 0};
+                           .tensor_edge_features = 0,
+                           .n_comm = TAG_GNN_COMM_REFERENCE};
 }
 
 /* --- parameters */
@@ -108,11 +109,13 @@ static gnn_bn gnn_add_bn(gnn_builder *b, const char *prefix, int width)
 static int gnn_check_options(const tag_gnn_options *o, pb_error *err)
 {
     if (o->hidden < 1 || o->edge_hidden < 1 || o->heads < 1 || o->layers < 1 ||
-        o->layers > TAG_GNN_MAX_LAYERS)
+        o->layers > TAG_GNN_MAX_LAYERS || o->n_comm < TAG_GNN_COMM_REFERENCE ||
+        o->n_comm > TAG_GNN_COMM_MAX)
         return pb_errorf(err,
-                         "tag GNN: hidden %d, edge_hidden %d, heads %d, layers %d: each must be "
-                         ">= 1 and layers <= %d",
-                         o->hidden, o->edge_hidden, o->heads, o->layers, TAG_GNN_MAX_LAYERS);
+                         "tag GNN: hidden %d, edge_hidden %d, heads %d, layers %d, n_comm %d: each "
+                         "must be >= 1, layers <= %d, n_comm 3 or 4",
+                         o->hidden, o->edge_hidden, o->heads, o->layers, o->n_comm,
+                         TAG_GNN_MAX_LAYERS);
     return PB_OK;
 }
 
@@ -121,7 +124,7 @@ static void gnn_build(tag_gnn *n, gnn_builder *b)
 {
     const tag_gnn_options *o = &n->o;
     int H = o->hidden, EH = o->edge_hidden, wide = o->heads * o->hidden;
-    n->enc_node[NODE_OP] = gnn_add_dense(b, "enc/op", TAG_GNN_OP_FEATURES, H, 1);
+    n->enc_node[NODE_OP] = gnn_add_dense(b, "enc/op", TAG_GNN_OP_FEATURES_BASE + o->n_comm, H, 1);
     n->bn_node[NODE_OP] = gnn_add_bn(b, "enc/op", H);
     n->enc_node[NODE_DEV] = gnn_add_dense(b, "enc/device", TAG_GNN_DEV_FEATURES, H, 1);
     n->bn_node[NODE_DEV] = gnn_add_bn(b, "enc/device", H);
@@ -152,7 +155,7 @@ static void gnn_build(tag_gnn *n, gnn_builder *b)
     }
     n->dec_dev1 = gnn_add_dense(b, "dec/device1", H + 1, H, 1);
     n->dec_dev2 = gnn_add_dense(b, "dec/device2", H, H, 1);
-    n->dec_hidden = gnn_add_dense(b, "dec/hidden", 2 * H + TAG_N_COMM, H, 1);
+    n->dec_hidden = gnn_add_dense(b, "dec/hidden", 2 * H + o->n_comm, H, 1);
     n->dec_out = gnn_add_dense(b, "dec/out", H, 1, 1);
 }
 
@@ -325,6 +328,8 @@ int tag_gnn_input_check(const tag_gnn_input *in, pb_error *err)
     if (!in || in->n_groups < 1 || in->n_tasks < 1 || in->n_cand < 1 || in->n_link < 0 ||
         in->n_prev < 0)
         return pb_errorf(err, "tag GNN input: needs >= 1 op group, device group and candidate");
+    if (in->n_comm < TAG_GNN_COMM_REFERENCE || in->n_comm > TAG_GNN_COMM_MAX)
+        return pb_errorf(err, "tag GNN input: n_comm %d is not 3 or 4", in->n_comm);
     if (in->group < 0 || in->group >= in->n_groups)
         return pb_errorf(err, "tag GNN input: group %d is not in [0, %d)", in->group, in->n_groups);
     if (!in->op_feat || !in->dev_feat || !in->place_feat || !in->cand_placed || !in->cand_comm ||
@@ -332,7 +337,7 @@ int tag_gnn_input_check(const tag_gnn_input *in, pb_error *err)
         (in->n_prev > 0 && (!in->prev_src || !in->prev_dst || !in->prev_feat)))
         return pb_errorf(err, "tag GNN input: a feature or edge array is missing");
     for (int c = 0; c < in->n_cand; c++)
-        if (in->cand_comm[c] < 0 || in->cand_comm[c] >= TAG_N_COMM)
+        if (in->cand_comm[c] < 0 || in->cand_comm[c] >= in->n_comm)
             return pb_errorf(err, "tag GNN input: cand_comm[%d] = %d is not a TAG_COMM_* option", c,
                              in->cand_comm[c]);
     if (gnn_indices_ok("link_src", in->link_src, in->n_link, in->n_tasks, err) != PB_OK ||
@@ -353,7 +358,7 @@ static pb_nn_tensor *gnn_decode(pb_nn_tape *t, tag_gnn *n, const tag_gnn_input *
     int *group_rows = pb_nn_alloc(t, (size_t)C * sizeof(int));
     int *seg = pb_nn_alloc(t, (size_t)(C + 1) * sizeof(int));
     pb_nn_tensor *placed = pb_nn_constant(t, C * T, 1, NULL);
-    pb_nn_tensor *comm = pb_nn_constant(t, C, TAG_N_COMM, NULL);
+    pb_nn_tensor *comm = pb_nn_constant(t, C, in->n_comm, NULL);
     if (!task_rows || !group_rows || !seg || !placed || !comm)
         return NULL;
     for (int c = 0; c < C; c++) {
@@ -364,7 +369,7 @@ static pb_nn_tensor *gnn_decode(pb_nn_tape *t, tag_gnn *n, const tag_gnn_input *
         }
         group_rows[c] = in->group;
         seg[c] = c * T;
-        comm->data[c * TAG_N_COMM + in->cand_comm[c]] = 1.0f;
+        comm->data[c * in->n_comm + in->cand_comm[c]] = 1.0f;
     }
     seg[C] = C * T;
     pb_nn_tensor *dev_in[2] = {pb_nn_gather_rows(t, h_dev, task_rows, C * T), placed};
@@ -384,13 +389,19 @@ pb_nn_tensor *tag_gnn_forward(tag_gnn *n, pb_nn_tape *t, const tag_gnn_input *in
 {
     if (tag_gnn_input_check(in, err) != PB_OK)
         return NULL;
+    if (in->n_comm != n->o.n_comm) {
+        pb_errorf(err, "tag GNN: the input has %d comm options, the network %d", in->n_comm,
+                  n->o.n_comm);
+        return NULL;
+    }
     const tag_gnn_options *o = &n->o;
     int G = in->n_groups, T = in->n_tasks;
     pb_nn_tensor *h[2];
-    h[NODE_OP] = gnn_bn_fwd(t, n, n->bn_node[NODE_OP],
-                            gnn_dense_fwd(t, n, n->enc_node[NODE_OP],
-                                          pb_nn_constant(t, G, TAG_GNN_OP_FEATURES, in->op_feat),
-                                          PB_NN_ACT_TANH));
+    h[NODE_OP] = gnn_bn_fwd(
+        t, n, n->bn_node[NODE_OP],
+        gnn_dense_fwd(t, n, n->enc_node[NODE_OP],
+                      pb_nn_constant(t, G, TAG_GNN_OP_FEATURES_BASE + in->n_comm, in->op_feat),
+                      PB_NN_ACT_TANH));
     h[NODE_DEV] = gnn_bn_fwd(t, n, n->bn_node[NODE_DEV],
                              gnn_dense_fwd(t, n, n->enc_node[NODE_DEV],
                                            pb_nn_constant(t, T, TAG_GNN_DEV_FEATURES, in->dev_feat),

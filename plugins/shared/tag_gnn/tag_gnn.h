@@ -14,10 +14,14 @@ extern "C" {
 #endif
 
 enum {
-    TAG_GNN_OP_FEATURES = 13,   /* op-group node features (§8.2) */
-    TAG_GNN_DEV_FEATURES = 5,   /* device-group node features */
-    TAG_GNN_LINK_FEATURES = 1,  /* link (device -> device) edge features */
-    TAG_GNN_PREV_FEATURES = 1,  /* prev / succ (op -> op) edge features */
+    /* op-group node features (§8.2): 4 times, 2 sizes, the comm one-hot (n_comm), 2 run-time
+     * feedback values, decided and next: 13 in the reference (n_comm 3) */
+    TAG_GNN_OP_FEATURES_BASE = 10,
+    TAG_GNN_COMM_REFERENCE = 3, /* PS, AllReduce, MP */
+    TAG_GNN_COMM_MAX = 4,      /* ... and DUPLICATE (tag_search.h, the placer's duplicate_action) */
+    TAG_GNN_DEV_FEATURES = 5,  /* device-group node features */
+    TAG_GNN_LINK_FEATURES = 1, /* link (device -> device) edge features */
+    TAG_GNN_PREV_FEATURES = 1, /* prev / succ (op -> op) edge features */
     TAG_GNN_PLACE_FEATURES = 5, /* place / serve (op <-> device) edge features */
     TAG_GNN_EDGE_TYPES = 5      /* link, prev, succ, place, serve */
 };
@@ -31,7 +35,8 @@ enum {
  */
 typedef struct tag_gnn_input {
     int n_groups, n_tasks;
-    const float *op_feat;  /* [G * 13] */
+    int n_comm;            /* communication options: 3, or 4 with DUPLICATE */
+    const float *op_feat;  /* [G * (10 + n_comm)] */
     const float *dev_feat; /* [T * 5] */
     int n_link;
     const int *link_src, *link_dst; /* [n_link] task indices */
@@ -48,7 +53,7 @@ typedef struct tag_gnn_input {
 
 /* Network and feature options.  The defaults (tag_gnn_options_default) are the reference code's
  * (§8.3, §14): sizes 256/64, 4 heads, 4 layers, no γ, integer-division utilisation, zero tensor
- * edge features. */
+ * edge features, 3 comm options. */
 typedef struct tag_gnn_options {
     int hidden;      /* node embedding width (256) */
     int edge_hidden; /* edge embedding width (64) */
@@ -57,6 +62,7 @@ typedef struct tag_gnn_options {
     int gamma;       /* 1: the paper's γ (1 same-type, 0.1 cross-type edges); 0: plain mean */
     int float_utilisation;    /* 1: busy / step time in float; 0: integer division (reference) */
     int tensor_edge_features; /* 1: the prev/succ feature as the paper means it; 0: always 0 */
+    int n_comm; /* 3 (reference) or 4 when the search offers DUPLICATE: the comm one-hot's width */
 } tag_gnn_options;
 
 void tag_gnn_options_default(tag_gnn_options *o);

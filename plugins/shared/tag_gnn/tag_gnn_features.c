@@ -8,8 +8,13 @@
 
 /* Sizes of the arrays of one input. */
 typedef struct feat_sizes {
-    int G, T, n_link, n_prev, n_cand;
+    int G, T, n_link, n_prev, n_cand, n_comm;
 } feat_sizes;
+
+static size_t feat_op_width(const feat_sizes *z)
+{
+    return (size_t)(TAG_GNN_OP_FEATURES_BASE + z->n_comm);
+}
 
 static size_t feat_align(size_t n)
 {
@@ -18,7 +23,7 @@ static size_t feat_align(size_t n)
 
 static size_t feat_bytes(const feat_sizes *z)
 {
-    size_t floats = (size_t)z->G * TAG_GNN_OP_FEATURES + (size_t)z->T * TAG_GNN_DEV_FEATURES +
+    size_t floats = (size_t)z->G * feat_op_width(z) + (size_t)z->T * TAG_GNN_DEV_FEATURES +
                     (size_t)z->n_link * TAG_GNN_LINK_FEATURES +
                     (size_t)z->n_prev * TAG_GNN_PREV_FEATURES +
                     (size_t)z->G * (size_t)z->T * TAG_GNN_PLACE_FEATURES;
@@ -46,7 +51,8 @@ static int feat_layout(tag_gnn_features *f, const feat_sizes *z, pb_error *err)
     in->n_link = z->n_link;
     in->n_prev = z->n_prev;
     in->n_cand = z->n_cand;
-    float *op = fl, *dev = op + (size_t)z->G * TAG_GNN_OP_FEATURES;
+    in->n_comm = z->n_comm;
+    float *op = fl, *dev = op + (size_t)z->G * feat_op_width(z);
     float *link = dev + (size_t)z->T * TAG_GNN_DEV_FEATURES;
     float *prev = link + (size_t)z->n_link * TAG_GNN_LINK_FEATURES;
     float *place = prev + (size_t)z->n_prev * TAG_GNN_PREV_FEATURES;
@@ -75,11 +81,12 @@ int tag_gnn_features_copy(tag_gnn_features *dst, const tag_gnn_input *src, pb_er
 {
     if (tag_gnn_input_check(src, err) != PB_OK)
         return PB_ERR;
-    feat_sizes z = {src->n_groups, src->n_tasks, src->n_link, src->n_prev, src->n_cand};
+    feat_sizes z = {src->n_groups, src->n_tasks, src->n_link,
+                    src->n_prev,   src->n_cand,  src->n_comm};
     if (feat_layout(dst, &z, err) != PB_OK)
         return PB_ERR;
     tag_gnn_input *in = &dst->in;
-    memcpy((float *)in->op_feat, src->op_feat, (size_t)z.G * TAG_GNN_OP_FEATURES * sizeof(float));
+    memcpy((float *)in->op_feat, src->op_feat, (size_t)z.G * feat_op_width(&z) * sizeof(float));
     memcpy((float *)in->dev_feat, src->dev_feat,
            (size_t)z.T * TAG_GNN_DEV_FEATURES * sizeof(float));
     if (z.n_link > 0) {
@@ -125,7 +132,7 @@ static void feat_effective(const tag_state *st, int g, const unsigned char **pla
     }
 }
 
-static int feat_state_ok(const tag_state *st, int group, pb_error *err)
+static int feat_state_ok(const tag_state *st, int group, int n_comm, pb_error *err)
 {
     if (!st || !st->op_graph || !st->groups || !st->tasks || !st->actions || !st->task_bandwidth ||
         !st->place_time_us)
@@ -146,8 +153,14 @@ static int feat_state_ok(const tag_state *st, int group, pb_error *err)
         if (st->decided[g] < 0 || st->decided[g] >= st->actions->n_actions)
             return pb_errorf(err, "tag GNN features: decided[%d] = %d is not an action", g,
                              st->decided[g]);
-    if (st->baseline_comm < 0 || st->baseline_comm >= TAG_N_COMM)
+    if (st->baseline_comm < 0 || st->baseline_comm >= n_comm)
         return pb_errorf(err, "tag GNN features: baseline_comm %d", st->baseline_comm);
+    for (int a = 0; a < st->actions->n_actions; a++)
+        if (st->actions->comm[a] < 0 || st->actions->comm[a] >= n_comm)
+            return pb_errorf(err,
+                             "tag GNN features: action %d has comm option %d; the network knows "
+                             "%d (n_comm; 4 when the search offers DUPLICATE)",
+                             a, st->actions->comm[a], n_comm);
     return PB_OK;
 }
 
@@ -174,13 +187,13 @@ static feat_norm feat_normalisers(const tag_state *st)
     return z;
 }
 
-static void feat_ops(const tag_state *st, int group, feat_norm z, float *op)
+static void feat_ops(const tag_state *st, int group, int n_comm, feat_norm z, float *op)
 {
     const tag_feedback *fb = st->feedback;
     int fb_ok = fb && fb->valid && fb->op_makespan_us && fb->op_idle_after_us;
     for (int g = 0; g < st->n_groups; g++) {
         const tag_op_group *gr = &st->groups[g];
-        float *f = op + (size_t)g * TAG_GNN_OP_FEATURES;
+        float *f = op + (size_t)g * (size_t)(TAG_GNN_OP_FEATURES_BASE + n_comm);
         for (int k = 0; k < TAG_N_BATCH; k++)
             f[k] = (float)(gr->time_us[k] / z.cl2);
         /* Sizes in elements (4 bytes each, §1). */
@@ -190,17 +203,18 @@ static void feat_ops(const tag_state *st, int group, feat_norm z, float *op)
         int comm;
         feat_effective(st, g, &placed, &comm);
         f[6 + comm] = 1;
+        float *rest = f + 6 + n_comm; /* feedback, decided, next */
         if (fb_ok && gr->n_ops > 0) {
             double mk = 0, idle = 0;
             for (int i = 0; i < gr->n_ops; i++) {
                 mk += fb->op_makespan_us[gr->ops[i]] / z.cl2;
                 idle += fb->op_idle_after_us[gr->ops[i]] / z.cl2;
             }
-            f[9] = (float)(mk / gr->n_ops);
-            f[10] = (float)(idle / gr->n_ops);
+            rest[0] = (float)(mk / gr->n_ops);
+            rest[1] = (float)(idle / gr->n_ops);
         }
-        f[11] = g < st->n_decided ? 1.0f : 0.0f;
-        f[12] = g == group ? 1.0f : 0.0f;
+        rest[2] = g < st->n_decided ? 1.0f : 0.0f;
+        rest[3] = g == group ? 1.0f : 0.0f;
     }
 }
 
@@ -349,7 +363,7 @@ static void feat_place(const tag_state *st, feat_norm z, float *place)
 int tag_gnn_features_build(tag_gnn_features *f, const tag_state *st, int group,
                            const tag_gnn_options *o, pb_error *err)
 {
-    if (feat_state_ok(st, group, err) != PB_OK)
+    if (feat_state_ok(st, group, o->n_comm, err) != PB_OK)
         return PB_ERR;
     const pb_graph *g = st->op_graph;
     int *group_of_op = malloc(((size_t)g->n_nodes + 1) * sizeof *group_of_op);
@@ -369,8 +383,12 @@ int tag_gnn_features_build(tag_gnn_features *f, const tag_state *st, int group,
         }
     feat_norm z = feat_normalisers(st);
     const tag_actions *A = st->actions;
-    feat_sizes sz = {st->n_groups, st->n_tasks, 2 * st->n_tasks * (st->n_tasks - 1),
-                     feat_prev(st, group_of_op, o, z, NULL), A->n_actions};
+    feat_sizes sz = {st->n_groups,
+                     st->n_tasks,
+                     2 * st->n_tasks * (st->n_tasks - 1),
+                     feat_prev(st, group_of_op, o, z, NULL),
+                     A->n_actions,
+                     o->n_comm};
     if (sz.n_prev < 0 || feat_layout(f, &sz, err) != PB_OK ||
         feat_prev(st, group_of_op, o, z, &f->in) != sz.n_prev) {
         free(group_of_op);
@@ -379,7 +397,7 @@ int tag_gnn_features_build(tag_gnn_features *f, const tag_state *st, int group,
     free(group_of_op);
     tag_gnn_input *in = &f->in;
     in->group = group;
-    feat_ops(st, group, z, (float *)in->op_feat);
+    feat_ops(st, group, o->n_comm, z, (float *)in->op_feat);
     feat_devices(st, o, z, (float *)in->dev_feat);
     feat_links(st, z, in);
     feat_place(st, z, (float *)in->place_feat);

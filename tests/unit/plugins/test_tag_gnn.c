@@ -196,6 +196,20 @@ static void test_features_by_hand(void **state)
     assert_float_equal(in->op_feat[12], 1, 0);
     assert_float_equal(in->place_feat[9], 1, 0);
 
+    /* A DUPLICATE action (comm 3) needs the 4-option network; with it the op features are 14
+     * wide, the one-hot four. */
+    h.comm[6] = TAG_COMM_DUPLICATE;
+    assert_int_equal(tag_gnn_features_build(&f, &h.st, 0, &o, &err), PB_ERR);
+    assert_non_null(strstr(err.msg, "action 6 has comm option 3"));
+    o.n_comm = 4;
+    assert_int_equal(tag_gnn_features_build(&f, &h.st, 0, &o, &err), PB_OK);
+    assert_int_equal(in->n_comm, 4);
+    expect_floats(in->op_feat,
+                  (double[]){0.6, 0.32, 0.16, 0.08, 2, 0.8, 0, 1, 0, 0, 0.3, 0.05, 0, 1}, 14,
+                  "op_feat (4 comm options)");
+    o.n_comm = 3;
+    h.comm[6] = TAG_COMM_MP;
+
     /* Bad state: a decided action out of range. */
     h.st.n_decided = 1;
     h.decided[0] = 7;
@@ -218,6 +232,16 @@ static void test_reference_size(void **state)
     /* §8.3: 14,374,273 values including BatchNorm statistics. */
     assert_int_equal(pb_nn_params_size(tag_gnn_params(n)), 14374273);
     tag_gnn_free(n);
+    /* A 4th comm option (DUPLICATE) widens the op encoder's and the decoder's input by one row
+     * of 256. */
+    o.n_comm = 4;
+    n = tag_gnn_new(&o, 1, &err);
+    assert_non_null(n);
+    assert_int_equal(pb_nn_params_size(tag_gnn_params(n)), 14374273 + 2 * 256);
+    tag_gnn_free(n);
+    o.n_comm = 5;
+    assert_null(tag_gnn_new(&o, 1, &err));
+    assert_non_null(strstr(err.msg, "n_comm 5"));
 }
 
 static tag_gnn_options tiny_options(int gamma)
