@@ -728,3 +728,81 @@ void tag_mcts_describe(const tag_mcts *m, char *buf, size_t n)
     if (n > 0 && at >= n)
         buf[n - 1] = '\0';
 }
+
+/* ---------------------------------------------------------------- self-play (§7.4) */
+
+/* One playout below node `root`: select to a leaf, evaluate it, expand it, back its reward up. */
+static int tag_mcts_playout(tag_mcts *m, int root, tag_prior_fn prior, void *ctx, pb_error *err)
+{
+    int i = root;
+    while (m->nodes[i].n_children > 0)
+        i = tag_mcts_select(m, i);
+    tag_mcts_path(m, i);
+    if (tag_mcts_evaluate(m, i, prior != NULL, err))
+        return PB_ERR;
+    if (m->nodes[i].depth < m->st.n_groups && m->nodes[i].n_children == 0 &&
+        tag_mcts_expand(m, i, prior, ctx, err))
+        return PB_ERR;
+    tag_mcts_backup(m, i, m->nodes[i].reward);
+    return PB_OK;
+}
+
+/* The child of `root` drawn with probability visits / Σ visits (the first child when none was
+ * visited). */
+static int tag_mcts_draw_child(tag_mcts *m, int root)
+{
+    const tag_node *nd = &m->nodes[root];
+    double total = 0;
+    for (int k = 0; k < nd->n_children; k++)
+        total += m->nodes[nd->child0 + k].visits;
+    double u = pb_rng_uniform(&m->rng) * total;
+    for (int k = 0; k < nd->n_children; k++) {
+        u -= m->nodes[nd->child0 + k].visits;
+        if (u < 0)
+            return nd->child0 + k;
+    }
+    return nd->child0;
+}
+
+int tag_mcts_selfplay(tag_mcts *m, tag_prior_fn prior, void *prior_ctx, uint64_t seed,
+                      long long limit, tag_visit_fn record, void *record_ctx, pb_error *err)
+{
+    double start = pb_clock_monotonic();
+    pb_rng_seed(&m->rng, seed);
+    m->sim_calls = 0;
+    if (tag_mcts_baseline(m, prior != NULL, err))
+        return PB_ERR;
+    int G = m->st.n_groups, n_actions = m->actions.n_actions, root = 0;
+    double *visits = malloc((size_t)n_actions * sizeof *visits);
+    if (!visits)
+        return pb_errorf(err, "out of memory");
+    int rc = PB_OK, moves = G / 4 > 0 ? G / 4 : 1;
+    for (int i = 0; i < moves && rc == PB_OK && m->nodes[root].depth < G; i++) {
+        double want = fmin((double)(G - i) * ldexp(8, m->st.n_tasks), (double)limit);
+        /* tag_mcts_stop at playout 0: only the budget and the deadline stop self-play. */
+        while (rc == PB_OK && (m->nodes[root].visits < want || m->nodes[root].n_children == 0) &&
+               !tag_mcts_stop(m, 0, start))
+            rc = tag_mcts_playout(m, root, prior, prior_ctx, err);
+        if (rc != PB_OK || m->nodes[root].n_children == 0)
+            break;
+        for (int a = 0; a < n_actions; a++)
+            visits[a] = 0;
+        const tag_node *nd = &m->nodes[root];
+        for (int k = 0; k < nd->n_children; k++)
+            visits[m->nodes[nd->child0 + k].action] = m->nodes[nd->child0 + k].visits;
+        /* The root's state with the feedback of its own strategy. */
+        double t;
+        int feasible;
+        tag_mcts_path(m, root);
+        rc = tag_mcts_simulate(m, m->nodes[root].depth, 1, &t, &feasible, err);
+        if (rc != PB_OK)
+            break;
+        m->fb.reward = m->nodes[root].reward;
+        m->st.n_decided = m->nodes[root].depth;
+        m->st.next_group = m->nodes[root].depth;
+        rc = record(record_ctx, &m->st, visits, err);
+        root = tag_mcts_draw_child(m, root);
+    }
+    free(visits);
+    return rc;
+}
