@@ -300,10 +300,14 @@ static int gnn_edges_make(pb_nn_tape *t, const tag_gnn_input *in, int r, gnn_edg
 static pb_nn_tensor *gnn_gat_fwd(pb_nn_tape *t, tag_gnn *n, const gnn_gat *g, const gnn_edges *e,
                                  pb_nn_tensor *h_src, pb_nn_tensor *h_dst, pb_nn_tensor *e_emb)
 {
-    pb_nn_tensor *cat[2] = {pb_nn_gather_rows(t, h_src, e->src, e->n), e_emb};
-    pb_nn_tensor *m =
-        gnn_bn_fwd(t, n, g->bn_src,
-                   pb_nn_matmul(t, pb_nn_concat_cols(t, 2, cat), pb_nn_param(t, n->p, g->fc_src)));
+    /* concat(h_src[src], e) . W computed as (h_src . W_top)[src] + e . W_bot: the same sum, with
+     * the wide product over the source nodes instead of the (more numerous) edges. */
+    pb_nn_tensor *w = pb_nn_param(t, n->p, g->fc_src);
+    int H = n->o.hidden;
+    pb_nn_tensor *from_node = pb_nn_matmul(t, h_src, pb_nn_rows(t, w, 0, H));
+    pb_nn_tensor *from_edge = pb_nn_matmul(t, e_emb, pb_nn_rows(t, w, H, n->o.edge_hidden));
+    pb_nn_tensor *m = gnn_bn_fwd(
+        t, n, g->bn_src, pb_nn_add(t, pb_nn_gather_rows(t, from_node, e->src, e->n), from_edge));
     pb_nn_tensor *hd =
         gnn_bn_fwd(t, n, g->bn_dst, pb_nn_matmul(t, h_dst, pb_nn_param(t, n->p, g->fc_dst)));
     pb_nn_tensor *el = pb_nn_head_dot(t, m, pb_nn_param(t, n->p, g->attn_l), n->o.heads);
@@ -372,9 +376,13 @@ static pb_nn_tensor *gnn_decode(pb_nn_tape *t, tag_gnn *n, const tag_gnn_input *
         comm->data[c * in->n_comm + in->cand_comm[c]] = 1.0f;
     }
     seg[C] = C * T;
-    pb_nn_tensor *dev_in[2] = {pb_nn_gather_rows(t, h_dev, task_rows, C * T), placed};
-    pb_nn_tensor *hd =
-        gnn_dense_fwd(t, n, n->dec_dev1, pb_nn_concat_cols(t, 2, dev_in), PB_NN_ACT_TANH);
+    /* tanh(concat(E_dev[t], P_t) . W + b) as tanh((E_dev . W_top)[t] + P_t W_bot + b): the wide
+     * product once per device group, not once per (candidate, device group). */
+    pb_nn_tensor *w1 = pb_nn_param(t, n->p, n->dec_dev1.w);
+    pb_nn_tensor *per_task = pb_nn_matmul(t, h_dev, pb_nn_rows(t, w1, 0, n->o.hidden));
+    pb_nn_tensor *hd = pb_nn_add(t, pb_nn_gather_rows(t, per_task, task_rows, C * T),
+                                 pb_nn_matmul(t, placed, pb_nn_rows(t, w1, n->o.hidden, 1)));
+    hd = pb_nn_tanh(t, pb_nn_add(t, hd, pb_nn_param(t, n->p, n->dec_dev1.b)));
     hd = gnn_dense_fwd(t, n, n->dec_dev2, hd, PB_NN_ACT_TANH);
     pb_nn_csr per_cand = {C, seg, NULL, NULL};
     pb_nn_tensor *z_in[3] = {pb_nn_aggregate(t, hd, &per_cand, PB_NN_AGG_MEAN),
