@@ -4,6 +4,8 @@
 #include "model/graph.h"
 #include "placebench.h"
 #include "tag_gnn.h"
+#include "tag_mcts.h"
+#include "config/cluster.h"
 
 #include <math.h>
 #include <setjmp.h>
@@ -513,12 +515,182 @@ static void test_save_load(void **state)
     hand_free(&h);
 }
 
+/* ------------------------------------------------------------------ self-play (tag_mcts) */
+
+/* A simulator whose step time depends on the strategy of the first and last node only. */
+typedef struct sp_host {
+    pb_host host;
+    int n_ops, n_devices;
+    long calls;
+} sp_host;
+
+static int sp_simulate(void *ctx, const pb_strategy *s, pb_eval *out, pb_error *err)
+{
+    sp_host *h = ctx;
+    (void)err;
+    int last = s->n_nodes - 1;
+    out->step_time_us = 100 + (s->device[0] * 7 + s->replication[0] * 3 + s->device[last] * 5) % 13;
+    out->feasible = 1;
+    for (int d = 0; d < h->n_devices; d++) {
+        if (out->peak_mem_bytes)
+            out->peak_mem_bytes[d] = 1e9;
+        if (out->busy_us)
+            out->busy_us[d] = 50;
+    }
+    for (int v = 0; v < h->n_ops; v++) {
+        if (out->node_start_us)
+            out->node_start_us[v] = v;
+        if (out->node_end_us)
+            out->node_end_us[v] = v + 2;
+        if (out->node_idle_after_us)
+            out->node_idle_after_us[v] = 1;
+    }
+    h->calls++;
+    return PB_OK;
+}
+
+static void sp_progress(void *ctx, const pb_progress *p)
+{
+    (void)ctx, (void)p;
+}
+
+static void sp_log(void *ctx, int level, const char *msg)
+{
+    (void)ctx, (void)level, (void)msg;
+}
+
+static int sp_deadline(void *ctx)
+{
+    (void)ctx;
+    return 0;
+}
+
+/* What the record callback saw. */
+typedef struct sp_seen {
+    int n, n_groups, n_actions;
+    int decided[16];
+    double sum[16];
+    double visits[16][16];
+    int feedback_ok;
+    tag_gnn *gnn; /* non-NULL: also turn each record into a training sample */
+} sp_seen;
+
+static int sp_record(void *ctx, const tag_state *st, const double *visits, pb_error *err)
+{
+    sp_seen *s = ctx;
+    assert_true(s->n < 16 && st->actions->n_actions <= 16);
+    s->n_groups = st->n_groups;
+    s->n_actions = st->actions->n_actions;
+    s->decided[s->n] = st->n_decided;
+    assert_int_equal(st->next_group, st->n_decided);
+    s->feedback_ok &= st->feedback->valid && st->feedback->op_makespan_us[0] == 2;
+    for (int a = 0; a < s->n_actions; a++) {
+        s->visits[s->n][a] = visits[a];
+        s->sum[s->n] += visits[a];
+    }
+    if (s->gnn) {
+        tag_gnn_features f = {0};
+        tag_gnn_sample smp = {0};
+        if (tag_gnn_features_build(&f, st, st->next_group, tag_gnn_get_options(s->gnn), err) ||
+            tag_gnn_sample_set(&smp, &f.in, visits, err))
+            return PB_ERR;
+        tag_gnn_sample_free(&smp);
+        tag_gnn_features_free(&f);
+    }
+    s->n++;
+    return PB_OK;
+}
+
+/* A chain of 24 ops on 6 testbed GPUs (4 V100 on one machine, 2 1080Ti on another). */
+static void run_selfplay(uint64_t seed, long long limit, tag_gnn *gnn, sp_seen *seen)
+{
+    const int n = 24;
+    pb_error err;
+    graph_builder *b = graph_builder_new("chain");
+    for (int i = 0; i < n; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "op%02d", i);
+        double bytes = 1000;
+        graph_node_attrs a = {0};
+        a.cost_us = 10 + (i * 37) % 50;
+        a.n_ports = 1;
+        a.port_bytes = &bytes;
+        a.colocation = -1;
+        a.split = PB_SPLIT_BATCH;
+        assert_int_equal(graph_add_node(b, name, &a, &err), i);
+    }
+    for (int i = 0; i + 1 < n; i++)
+        assert_true(graph_add_edge(b, i, i + 1, 0, &err) >= 0);
+    pb_graph *g;
+    assert_int_equal(graph_build(b, &g, &err), PB_OK);
+    pb_cluster *c;
+    if (cluster_preset("tag-testbed", 6, &c, &err))
+        fail_msg("cluster: %s", err.msg);
+    sp_host h = {{sizeof h.host, &h, sp_simulate, sp_progress, sp_log, sp_deadline}, n, 6, 0};
+    pb_budget budget = {sizeof budget, 0, 0, 0};
+    pb_problem p = {
+        .struct_size = sizeof p, .graph = g, .op_graph = g, .cluster = c, .budget = &budget};
+    tag_mcts_opts o = {.playouts = 1,
+                       .max_groups = 12,
+                       .balance = 5,
+                       .device_groups = TAG_TASKS_MACHINE,
+                       .shuffle = 1};
+    tag_mcts *m;
+    if (tag_mcts_new(&p, &h.host, &o, &m, &err))
+        fail_msg("tag_mcts_new: %s", err.msg);
+    memset(seen, 0, sizeof *seen);
+    seen->feedback_ok = 1;
+    seen->gnn = gnn;
+    if (tag_mcts_selfplay(m, gnn ? tag_gnn_prior_hook : NULL, gnn, seed, limit, sp_record, seen,
+                          &err))
+        fail_msg("self-play: %s", err.msg);
+    tag_mcts_free(m);
+    cluster_free(c);
+    graph_free(g);
+}
+
+static void test_selfplay(void **state)
+{
+    (void)state;
+    sp_seen a, b, c;
+    run_selfplay(7, 40, NULL, &a);
+    /* Two machines: 2 device groups, placements 01, 10, 11 with PS, AllReduce, MP each. */
+    assert_int_equal(a.n_actions, 9);
+    /* §7.4: G // 4 moves (at least one), the root one group deeper at each. */
+    int moves = a.n_groups / 4 > 0 ? a.n_groups / 4 : 1;
+    if (a.n_groups < 4)
+        fail_msg("%d op groups", a.n_groups);
+    assert_int_equal(a.n, moves);
+    for (int i = 0; i < a.n; i++)
+        assert_int_equal(a.decided[i], i);
+    /* The first root: playouts until 40 visits = min((G - 0) 2^2 8, 40); the first playout
+     * stops at the root itself (evaluated, expanded), the other 39 reach its children.  A later
+     * root, once a child, has 40 visits too, its first one its own: 39 below it. */
+    for (int i = 0; i < a.n; i++)
+        assert_float_equal(a.sum[i], 39, 0);
+    assert_true(a.feedback_ok);
+    /* Deterministic in the seed. */
+    run_selfplay(7, 40, NULL, &b);
+    assert_memory_equal(a.visits, b.visits, sizeof a.visits);
+    run_selfplay(8, 40, NULL, &c);
+    assert_memory_not_equal(a.visits, c.visits, sizeof a.visits);
+    /* With the GNN's priors, and every record a valid training sample. */
+    tag_gnn_options o = tiny_options(0);
+    pb_error err;
+    tag_gnn *n = tag_gnn_new(&o, 1, &err);
+    run_selfplay(7, 10, n, &c);
+    assert_int_equal(c.n, moves);
+    assert_float_equal(c.sum[0], 9, 0);
+    tag_gnn_free(n);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_features_by_hand), cmocka_unit_test(test_reference_size),
         cmocka_unit_test(test_network_gradient), cmocka_unit_test(test_priors),
         cmocka_unit_test(test_training),         cmocka_unit_test(test_save_load),
+        cmocka_unit_test(test_selfplay),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
