@@ -29,4 +29,13 @@ void cli_tables_embeddings(FILE *f, const store_embedding_table *t,
 void cli_tables_heterps(FILE *f, const store_heterps_table *t, const papers_heterps_tables *pt,
                         int csv);
 
+/*
+ * TAG's testbed tables (cli_tables_tag.c) over the runs of the topology simulator: per model the
+ * per-iteration time of DP-NCCL, DP-NCCL-P, TAG and pure MCTS and the speed-ups (Fig. 5), the
+ * strategies of TAG (pure MCTS while TAG has none) as Table 4 beside the paper's, and the search
+ * time and simulator calls per model.  pt borrowed (NULL: ours only); models in the paper's
+ * order, then the others.  CSV: one row per (model, placer) cell.
+ */
+void cli_tables_tag(FILE *f, const store_tag_table *t, const papers_tag_tables *pt, int csv);
+
 #endif

@@ -38,7 +38,7 @@ static void place_print_help(void)
            "  --seed S          run seed (each plugin gets a seed derived from it); default 1\n"
            "  --out P.json      write the best placement as {node name: device}, the format\n"
            "                    'placebench simulate --placement' reads (refused for the\n"
-           "                    replicated strategies of dp-nccl and dp-nccl-p)\n"
+           "                    replicated strategies of dp-nccl, dp-nccl-p, pure-mcts, tag)\n"
            "  --json            print {\"initial_step_time_us\", \"best_step_time_us\",\n"
            "                    \"simulator_calls\", \"wall_s\", \"feasible\", \"throughput\",\n"
            "                    \"monetary_cost\", \"strategy\"} instead of text (throughput\n"

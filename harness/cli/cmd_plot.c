@@ -47,6 +47,9 @@ static const char cmd_plot_usage[] =
     "                    device counts, as the embedding paper's Tables 1-2 and Figures 4-5\n"
     "                    (means over the runs with an initial step time, of all traversal\n"
     "                    orders together)\n"
+    "  tag_testbed       when there are runs of tag or pure-mcts: bars of the per-iteration\n"
+    "                    time of DP-NCCL, DP-NCCL-P, TAG and pure MCTS per model (TAG's Fig. 5)\n"
+    "                    and of the MCTS placers' search time (means over the ok runs)\n"
     "Curves and best_step_time bars are the mean over graphs of the per-graph mean over\n"
     "repeats; bands and error bars are +-1 pooled standard deviation over repeats.  Only runs\n"
     "that finished ok count.\n"
@@ -60,9 +63,9 @@ static const char cmd_plot_usage[] =
     "(../share/placebench/plots, ../plots), then in the source and install folders.";
 
 /* The gnuplot scripts plots/<name>.gp. */
-static const char *const cmd_plot_scripts[] = {"learning_curves", "best_step_time",
-                                               "order_wins",      "embedding_bars",
-                                               "heterps_bars",    "heterps_sched_time"};
+static const char *const cmd_plot_scripts[] = {
+    "learning_curves", "best_step_time",     "order_wins", "embedding_bars",
+    "heterps_bars",    "heterps_sched_time", "tag_testbed"};
 
 /* The charts of aggregated step times: drawn by plots/<script>.gp from one extract each. */
 typedef struct cmd_plot_chart {
@@ -645,6 +648,40 @@ static int cmd_plot_heterps(const cmd_plot_opts *o, store *s, int *drawn)
     return rc;
 }
 
+/* ---------------------------------------------------------------- TAG */
+
+/* TAG's testbed chart, when there are runs of tag or pure-mcts. */
+static int cmd_plot_tag(const cmd_plot_opts *o, store *s, int *drawn)
+{
+    static const char stem[] = "tag_testbed";
+    store_tag_table t;
+    pb_error why = {{0}};
+    int mcts = 0;
+    if (store_tables_tag(s, &t, &why) == PB_OK)
+        for (int p = 0; p < t.n_placers; p++)
+            mcts |= strcmp(t.placers[p], "tag") == 0 || strcmp(t.placers[p], "pure-mcts") == 0;
+    if (!mcts) {
+        store_tag_table_free(&t);
+        return 0;
+    }
+    cmd_plot_files files = {0};
+    cli_output out;
+    int rc = cmd_plot_data_open(o, &files, "data", stem, ".tsv", &out);
+    int lines = rc ? 0 : cli_plot_data_tag(out.f, &t, o->db);
+    store_tag_table_free(&t);
+    if (rc || cmd_plot_data_close(&files, &out))
+        return 1;
+    if (lines == 0) {
+        fprintf(stderr,
+                "placebench: %s: no run of TAG's testbed placers finished ok; no %s chart\n", o->db,
+                stem);
+        return 0;
+    }
+    *drawn = 1;
+    cmd_plot_drawing dr = {"tag_testbed", stem, "", NULL, &files};
+    return cmd_plot_draw_all(o, &dr);
+}
+
 int cmd_plot(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++) {
@@ -666,7 +703,7 @@ int cmd_plot(int argc, char **argv)
     for (size_t i = 0; !rc && i < sizeof cmd_plot_charts / sizeof cmd_plot_charts[0]; i++)
         rc = cmd_plot_chart_run(&o, s, &cmd_plot_charts[i], &drawn);
     rc = rc || cmd_plot_order_wins(&o, s, &drawn) || cmd_plot_embedding_bars(&o, s, &drawn) ||
-         cmd_plot_heterps(&o, s, &drawn);
+         cmd_plot_heterps(&o, s, &drawn) || cmd_plot_tag(&o, s, &drawn);
     store_close(s);
     if (!rc && !drawn)
         return cli_error("%s: no run finished ok: nothing to plot", o.db);

@@ -34,11 +34,16 @@ static const char cmd_report_usage[] =
     "              number of resource types: monetary cost (mean, spread, gap over RL-LSTM),\n"
     "              throughput and feasibility, and scheduling time per method and model, then\n"
     "              Table 2 (BF(2), BF(4), RL on CTRDNN), beside the paper's figures.\n"
+    "  tag         the TAG paper's testbed tables, over the runs of the topology simulator, per\n"
+    "              model: per-iteration time of DP-NCCL, DP-NCCL-P, tag and pure-mcts and\n"
+    "              the speed-ups (Fig. 5), the MCTS strategies' GPUs per type and PS /\n"
+    "              AllReduce share of gradients (Table 4), search time and simulator calls.\n"
     "\n"
-    "  --tables LIST     comma-separated of summary, orders, embeddings, heterps; default: the\n"
-    "                    summary, then the orders tables when the placer's runs have 2 or more\n"
-    "                    orders, the embedding tables when they have 2 or more embeddings and\n"
-    "                    the HeterPS tables when there are runs of the heterps simulator\n"
+    "  --tables LIST     comma-separated of summary, orders, embeddings, heterps, tag; default:\n"
+    "                    the summary, then the orders tables when the placer's runs have 2 or\n"
+    "                    more orders, the embedding tables when they have 2 or more embeddings,\n"
+    "                    the HeterPS tables when there are runs of the heterps simulator and the\n"
+    "                    TAG tables when there are runs of tag or pure-mcts\n"
     "  --csv             CSV instead of markdown (full precision; one table: the summary unless\n"
     "                    --tables names another)\n"
     "  --out FILE        write to FILE instead of stdout (FILE appears only when complete)\n"
@@ -49,7 +54,13 @@ static const char cmd_report_usage[] =
     "  --baseline NAME   embedding the summary compares with (default placeto-gnn)\n"
     "  --episodes LIST   orders tables: 0-based episodes compared (default 9,19,49)";
 
-enum { REPORT_SUMMARY = 1, REPORT_ORDERS = 2, REPORT_EMBEDDINGS = 4, REPORT_HETERPS = 8 };
+enum {
+    REPORT_SUMMARY = 1,
+    REPORT_ORDERS = 2,
+    REPORT_EMBEDDINGS = 4,
+    REPORT_HETERPS = 8,
+    REPORT_TAG = 16
+};
 
 /* Options not given (NULL placer and baseline, no episodes) take the paper's: its placer, its
  * baseline embedding, the episodes of its win counts. */
@@ -75,9 +86,11 @@ static int report_parse_tables(const char *list, int *tables)
             *tables |= REPORT_EMBEDDINGS;
         else if (strcmp(t, "heterps") == 0)
             *tables |= REPORT_HETERPS;
+        else if (strcmp(t, "tag") == 0)
+            *tables |= REPORT_TAG;
         else
             return cli_error("report: --tables: unknown table '%s' (summary, orders, embeddings, "
-                             "heterps)",
+                             "heterps, tag)",
                              t);
     }
     return *tables ? 0 : cli_error("report: --tables: empty list");
@@ -193,6 +206,27 @@ static int report_heterps(store *s, const report_args *a, FILE *f, pb_error *err
     return rc && !automatic;
 }
 
+/* TAG's tables beside the paper's.  In automatic mode they are written only when there are runs
+ * of tag or pure-mcts, and their absence is no error. */
+static int report_tag(store *s, const report_args *a, FILE *f, pb_error *err, int automatic)
+{
+    const papers_paper *paper = papers_with_tag();
+    store_tag_table t;
+    pb_error quiet = {{0}};
+    int rc = store_tables_tag(s, &t, automatic ? &quiet : err);
+    int mcts = 0;
+    for (int p = 0; !rc && p < t.n_placers; p++)
+        mcts |= strcmp(t.placers[p], "tag") == 0 || strcmp(t.placers[p], "pure-mcts") == 0;
+    if (!rc && (mcts || !automatic)) {
+        if (!a->csv)
+            fprintf(f, "\n## TAG: testbed step time, strategies and search time (%s, %s)\n",
+                    paper ? paper->name : "no paper", paper ? paper->tag->tables : "-");
+        cli_tables_tag(f, &t, paper ? paper->tag : NULL, a->csv);
+    }
+    store_tag_table_free(&t);
+    return rc && !automatic;
+}
+
 /* Writes the requested tables; automatic mode skips paper tables the data does not support and
  * gives the orders tables once per embedding when the runs use several. */
 static int report_write(store *s, const report_args *a, FILE *f, pb_error *err)
@@ -233,6 +267,8 @@ static int report_write(store *s, const report_args *a, FILE *f, pb_error *err)
         store_embedding_table_free(&t);
     if (!rc && ((tables & REPORT_HETERPS) || automatic))
         rc = report_heterps(s, a, f, err, automatic);
+    if (!rc && ((tables & REPORT_TAG) || automatic))
+        rc = report_tag(s, a, f, err, automatic);
     return rc;
 }
 

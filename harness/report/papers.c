@@ -6,9 +6,9 @@
 
 /* The registered papers, in the order look-ups search them.  A new paper is one file,
  * report/paper_<name>.c, defining `const papers_paper paper_<name>`, declared and listed here. */
-extern const papers_paper paper_traversal_order, paper_embeddings, paper_heterps;
+extern const papers_paper paper_traversal_order, paper_embeddings, paper_heterps, paper_tag;
 static const papers_paper *const papers_registered[] = {&paper_traversal_order, &paper_embeddings,
-                                                        &paper_heterps};
+                                                        &paper_heterps, &paper_tag};
 
 enum { PAPERS_N = (int)(sizeof papers_registered / sizeof papers_registered[0]) };
 
@@ -37,6 +37,14 @@ const papers_paper *papers_with_heterps(void)
 {
     for (int i = 0; i < PAPERS_N; i++)
         if (papers_registered[i]->heterps)
+            return papers_registered[i];
+    return NULL;
+}
+
+const papers_paper *papers_with_tag(void)
+{
+    for (int i = 0; i < PAPERS_N; i++)
+        if (papers_registered[i]->tag)
             return papers_registered[i];
     return NULL;
 }

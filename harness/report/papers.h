@@ -100,6 +100,28 @@ typedef struct papers_heterps_tables {
     const char *below_tl_placer, *below_tl_model;
 } papers_heterps_tables;
 
+/* One model of TAG's Table 4 (TAG §5.3): the mean number of GPUs of each type (in `types`
+ * order) an op is replicated onto, and the share of gradients synchronised by PS and AllReduce
+ * (%). */
+typedef struct papers_tag_model {
+    const char *model; /* placebench's zoo name */
+    const char *label; /* the paper's */
+    double replication[3];
+    double ps_pct, ar_pct;
+} papers_tag_model;
+
+/* TAG's published testbed figures: Table 4 and Fig. 5's speed-up ranges (the paper prints the
+ * per-model bars only as a figure; its text gives the ranges over the six models). */
+typedef struct papers_tag_tables {
+    const char *tables;
+    const char *const *types; /* [3] the GPU types of Table 4's columns (cluster type names) */
+    const papers_tag_model *models; /* [n_models] in the paper's row order */
+    int n_models;
+    papers_range speedup_dp_pct;  /* TAG over DP-NCCL: 8 %-456 % */
+    papers_range speedup_dpp_pct; /* TAG over DP-NCCL-P: 1 %-391 % */
+    const char *oom_note;         /* what Fig. 5 says ran out of memory */
+} papers_tag_tables;
+
 /* A paper: how placebench names it and its tables (NULL for a kind it does not publish). */
 typedef struct papers_paper {
     const char *name;   /* short name used in headings ("traversal-order paper") */
@@ -108,6 +130,7 @@ typedef struct papers_paper {
     const papers_order_table *orders;
     const papers_embedding_table *embeddings;
     const papers_heterps_tables *heterps;
+    const papers_tag_tables *tag;
 } papers_paper;
 
 /* The registered papers in registration order: paper i, or NULL when i is out of range.
@@ -118,6 +141,7 @@ const papers_paper *papers_at(int i);
 const papers_paper *papers_with_orders(void);
 const papers_paper *papers_with_embeddings(void);
 const papers_paper *papers_with_heterps(void);
+const papers_paper *papers_with_tag(void);
 
 /* The method entry of placer, or NULL.  Borrowed from t. */
 const papers_heterps_method *papers_heterps_find(const papers_heterps_tables *t,

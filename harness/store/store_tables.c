@@ -5,6 +5,7 @@
 #include "core/array.h"
 #include "store_internal.h"
 
+#include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -635,4 +636,196 @@ const store_heterps_cell *store_heterps_at(const store_heterps_table *t, const c
     if (m < 0 || d < 0 || p < 0)
         return NULL;
     return &t->cells[(m * t->n_devices + d) * t->n_placers + p];
+}
+
+/* ---------------------------------------------------------------- TAG */
+
+/* Every run of the topology simulator with its log: model, placer, status, initial and best step
+ * time, search time, simulator calls, log text (NULL without a log table), feasibility of the
+ * result.  Read through the full column list, so a file of schema 1 gives NULL verdicts. */
+static const char store_tables_tag_fmt[] =
+    "SELECT CASE WHEN graph LIKE '%%.json' THEN substr(graph, 1, length(graph) - 5) ELSE graph"
+    " END AS m, placer, status, initial_us, best_us, search_wall_s, sim_calls, %s, feasible"
+    " FROM (SELECT %s FROM runs) AS r %s WHERE simulator = 'topology' ORDER BY m, placer";
+
+/* Index of a strategy's type name in t->types, added when new; -1 when full or out of memory. */
+static int store_tag_type(store_tag_table *t, const char *name)
+{
+    for (int i = 0; i < t->n_types; i++)
+        if (strcmp(t->types[i], name) == 0)
+            return i;
+    if (t->n_types == STORE_TAG_MAX_TYPES || !(t->types[t->n_types] = strdup(name)))
+        return -1;
+    return t->n_types++;
+}
+
+/* Table 4's figures of one "tag-strategy {...}" line; 0 when the log holds none. */
+static int store_tag_strategy(store_tag_table *t, const char *log, double *rep, double *ps,
+                              double *ar)
+{
+    const char *at = log ? strstr(log, "tag-strategy {") : NULL;
+    if (!at)
+        return 0;
+    at += strlen("tag-strategy ");
+    size_t len = strcspn(at, "\n");
+    json_t *j = json_loadb(at, len, 0, NULL);
+    json_t *types = json_object_get(j, "types"), *groups = json_object_get(j, "groups");
+    int map[STORE_TAG_MAX_TYPES], n_types = (int)json_array_size(types), ok = j && groups;
+    for (int i = 0; ok && i < n_types; i++) {
+        const char *name = json_string_value(json_array_get(types, (size_t)i));
+        ok = i < STORE_TAG_MAX_TYPES && name && (map[i] = store_tag_type(t, name)) >= 0;
+    }
+    double ops = 0, grads = 0, ps_grads = 0, ar_grads = 0;
+    for (int i = 0; i < STORE_TAG_MAX_TYPES; i++)
+        rep[i] = 0;
+    for (size_t g = 0; ok && g < json_array_size(groups); g++) {
+        json_t *G = json_array_get(groups, g), *dev = json_object_get(G, "devices");
+        const char *comm = json_string_value(json_object_get(G, "comm"));
+        double n_ops = (double)json_integer_value(json_object_get(G, "ops"));
+        double n_grads = (double)json_integer_value(json_object_get(G, "grads"));
+        double total = 0;
+        for (int k = 0; k < n_types; k++)
+            total += (double)json_integer_value(json_array_get(dev, (size_t)k));
+        int split = comm && strcmp(comm, "mp") == 0;
+        for (int k = 0; k < n_types && total > 0; k++) {
+            double d = (double)json_integer_value(json_array_get(dev, (size_t)k));
+            rep[map[k]] += n_ops * (split ? d / total : d);
+        }
+        ops += n_ops;
+        grads += n_grads;
+        ps_grads += comm && strcmp(comm, "ps") == 0 ? n_grads : 0;
+        ar_grads += comm && strcmp(comm, "allreduce") == 0 ? n_grads : 0;
+    }
+    json_decref(j);
+    if (!ok || ops <= 0)
+        return 0;
+    for (int i = 0; i < STORE_TAG_MAX_TYPES; i++)
+        rep[i] /= ops;
+    *ps = grads > 0 ? 100 * ps_grads / grads : 0;
+    *ar = grads > 0 ? 100 * ar_grads / grads : 0;
+    return 1;
+}
+
+/* Running sums of a cell, turned into means by store_tag_finish. */
+static void store_tag_add(store_tag_table *t, store_tag_cell *c, sqlite3_stmt *st)
+{
+    c->n_runs++;
+    if (sqlite3_column_int(st, 2) != 0)
+        return;
+    if (c->n_ok++ == 0) {
+        c->initial_us = c->best_us = c->wall_s = c->sim_calls = 0;
+        c->ps_pct = c->ar_pct = 0;
+    }
+    c->initial_us += store_tables_real(st, 3);
+    c->best_us += store_tables_real(st, 4);
+    c->wall_s += store_tables_real(st, 5);
+    c->sim_calls += store_tables_real(st, 6);
+    c->n_feasible += sqlite3_column_type(st, 8) != SQLITE_NULL && sqlite3_column_int(st, 8) == 1;
+    double rep[STORE_TAG_MAX_TYPES], ps, ar;
+    if (!store_tag_strategy(t, (const char *)sqlite3_column_text(st, 7), rep, &ps, &ar))
+        return;
+    if (c->n_strategies++ == 0)
+        for (int i = 0; i < STORE_TAG_MAX_TYPES; i++)
+            c->replication[i] = 0;
+    for (int i = 0; i < STORE_TAG_MAX_TYPES; i++)
+        c->replication[i] += rep[i];
+    c->ps_pct += ps;
+    c->ar_pct += ar;
+}
+
+static void store_tag_finish(store_tag_cell *c)
+{
+    if (c->n_ok > 0) {
+        c->initial_us /= c->n_ok;
+        c->best_us /= c->n_ok;
+        c->wall_s /= c->n_ok;
+        c->sim_calls /= c->n_ok;
+    }
+    if (c->n_strategies > 0) {
+        for (int i = 0; i < STORE_TAG_MAX_TYPES; i++)
+            c->replication[i] /= c->n_strategies;
+        c->ps_pct /= c->n_strategies;
+        c->ar_pct /= c->n_strategies;
+    } else {
+        c->ps_pct = c->ar_pct = NAN;
+    }
+}
+
+int store_tables_tag(store *s, store_tag_table *out, pb_error *err)
+{
+    memset(out, 0, sizeof *out);
+    int logs = store_has_table(s, "main", "log");
+    char *list = store_run_select_list(s, "main", "");
+    size_t len = list ? strlen(list) + sizeof store_tables_tag_fmt + 64 : 0;
+    char *sql = list ? malloc(len) : NULL;
+    if (sql)
+        snprintf(sql, len, store_tables_tag_fmt, logs ? "log.text" : "NULL", list,
+                 logs ? "LEFT JOIN log USING (run_id)" : "");
+    free(list);
+    if (!sql)
+        return pb_errorf(err, "%s: out of memory", s->path);
+    sqlite3_stmt *st;
+    int prepared = store_prepare(s, sql, &st, err);
+    free(sql);
+    if (prepared)
+        return PB_ERR;
+    store_tables_names models = {0}, placers = {0};
+    int rc, oom = 0;
+    while (!oom && (rc = sqlite3_step(st)) == SQLITE_ROW)
+        oom = store_tables_name_add(&models, store_tables_text(st, 0)) ||
+              store_tables_name_add(&placers, store_tables_text(st, 1));
+    out->models = models.items;
+    out->n_models = models.n;
+    out->placers = placers.items;
+    out->n_placers = placers.n;
+    if (!oom && rc == SQLITE_DONE && out->n_models > 0)
+        out->cells = calloc((size_t)out->n_models * (size_t)out->n_placers, sizeof *out->cells);
+    if (oom || (rc == SQLITE_DONE && out->n_models > 0 && !out->cells)) {
+        sqlite3_finalize(st);
+        return pb_errorf(err, "%s: out of memory", s->path);
+    }
+    if (rc != SQLITE_DONE) {
+        sqlite3_finalize(st);
+        return store_sql_error(s, "reading topology runs", err);
+    }
+    if (out->n_models == 0) {
+        sqlite3_finalize(st);
+        return pb_errorf(err, "%s: no run used the topology simulator", s->path);
+    }
+    for (int c = 0; c < out->n_models * out->n_placers; c++)
+        out->cells[c] = (store_tag_cell){.initial_us = NAN,
+                                         .best_us = NAN,
+                                         .wall_s = NAN,
+                                         .sim_calls = NAN,
+                                         .ps_pct = NAN,
+                                         .ar_pct = NAN};
+    sqlite3_reset(st);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int m = store_tables_name_index(&models, store_tables_text(st, 0));
+        int p = store_tables_name_index(&placers, store_tables_text(st, 1));
+        store_tag_add(out, &out->cells[m * out->n_placers + p], st);
+    }
+    sqlite3_finalize(st);
+    for (int c = 0; c < out->n_models * out->n_placers; c++)
+        store_tag_finish(&out->cells[c]);
+    return rc == SQLITE_DONE ? PB_OK : store_sql_error(s, "reading topology runs", err);
+}
+
+void store_tag_table_free(store_tag_table *t)
+{
+    store_tables_names_free(t->models, t->n_models);
+    store_tables_names_free(t->placers, t->n_placers);
+    for (int i = 0; i < t->n_types; i++)
+        free(t->types[i]);
+    free(t->cells);
+    memset(t, 0, sizeof *t);
+}
+
+const store_tag_cell *store_tag_at(const store_tag_table *t, const char *model, const char *placer)
+{
+    store_tables_names models = {t->models, t->n_models, t->n_models};
+    store_tables_names placers = {t->placers, t->n_placers, t->n_placers};
+    int m = store_tables_name_index(&models, model);
+    int p = store_tables_name_index(&placers, placer);
+    return m < 0 || p < 0 ? NULL : &t->cells[m * t->n_placers + p];
 }

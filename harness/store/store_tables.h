@@ -108,4 +108,47 @@ void store_heterps_table_free(store_heterps_table *t);
 const store_heterps_cell *store_heterps_at(const store_heterps_table *t, const char *model,
                                            int devices, const char *placer);
 
+/* ---------------------------------------------------------------- TAG */
+
+enum { STORE_TAG_MAX_TYPES = 8 };
+
+/* One (model, placer) cell of the TAG tables: means over the ok runs. */
+typedef struct store_tag_cell {
+    int n_runs, n_ok;  /* 0 ok runs: the rest NaN */
+    int n_feasible;    /* ok runs whose strategy fits in memory (the baselines may not) */
+    double initial_us; /* mean initial step time (the MCTS placers: DP-NCCL's) */
+    double best_us;    /* mean best step time */
+    double wall_s;     /* mean search wall time */
+    double sim_calls;  /* mean simulator calls */
+    int n_strategies;  /* ok runs whose log holds a "tag-strategy" line (tag, pure-mcts) */
+    /* Table 4, means over those runs: GPUs of each type (table types) an op is replicated onto,
+     * averaged over the ops (an op of a model-parallel group sits on one device of its set:
+     * each type counts its share of the set), and the share of optimizer ops (gradients) whose
+     * group synchronises by PS / AllReduce, in %. */
+    double replication[STORE_TAG_MAX_TYPES];
+    double ps_pct, ar_pct;
+} store_tag_cell;
+
+/*
+ * Step time, search time and TAG's strategy statistics of the runs of the topology simulator,
+ * grouped by model (the graph file's name without ".json") and placer.  Failed runs count in
+ * n_runs only.
+ */
+typedef struct store_tag_table {
+    char **models; /* [n_models] owned, sorted */
+    int n_models;
+    char **placers; /* [n_placers] owned, sorted */
+    int n_placers;
+    char *types[STORE_TAG_MAX_TYPES]; /* GPU types of the strategies, first seen first */
+    int n_types;
+    store_tag_cell *cells; /* [model * n_placers + placer] */
+} store_tag_table;
+
+/* Fills *out (caller frees with store_tag_table_free, also after an error).  An error when no run
+ * used the topology simulator. */
+int store_tables_tag(store *s, store_tag_table *out, pb_error *err);
+void store_tag_table_free(store_tag_table *t);
+/* The cell of (model, placer); NULL when either is absent.  Borrowed from t. */
+const store_tag_cell *store_tag_at(const store_tag_table *t, const char *model, const char *placer);
+
 #endif

@@ -698,6 +698,7 @@ void tag_mcts_describe(const tag_mcts *m, char *buf, size_t n)
 {
     static const char *const comm_names[] = {"ps", "allreduce", "mp", "duplicate"};
     const pb_cluster *c = m->p->cluster;
+    const pb_graph *og = m->p->op_graph;
     size_t at = 0;
 #define TAG_PUT(...)                                                                               \
     do {                                                                                           \
@@ -711,9 +712,12 @@ void tag_mcts_describe(const tag_mcts *m, char *buf, size_t n)
     int decided = m->st.n_decided;
     for (int g = 0; g < m->st.n_groups; g++) {
         int a = tag_mcts_effective(m, decided, g);
-        TAG_PUT("%s{\"comm\":\"%s\",\"ops\":%d,\"time_us\":%.17g,\"devices\":[", g ? "," : "",
-                m->act_ndev[a] == 1 ? "single" : comm_names[m->comm[a]], m->groups[g].n_ops,
-                m->groups[g].time_us[0]);
+        int grads = 0;
+        for (int i = 0; og->node_role && i < m->groups[g].n_ops; i++)
+            grads += og->node_role[m->groups[g].ops[i]] == PB_ROLE_APPLY;
+        TAG_PUT("%s{\"comm\":\"%s\",\"ops\":%d,\"grads\":%d,\"time_us\":%.17g,\"devices\":[",
+                g ? "," : "", m->act_ndev[a] == 1 ? "single" : comm_names[m->comm[a]],
+                m->groups[g].n_ops, grads, m->groups[g].time_us[0]);
         for (int t = 0; t < c->n_types; t++) {
             int count = 0;
             for (int d = 0; d < c->n_devices; d++)

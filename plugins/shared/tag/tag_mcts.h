@@ -57,8 +57,9 @@ const tag_state *tag_mcts_state(const tag_mcts *m);
 
 /*
  * One line describing the best strategy for reports (report tag): the device types, and per op
- * group in MCTS order its comm option, device count per type and op count, as JSON after the
- * prefix "tag-strategy ".  Written into buf (n bytes).
+ * group in MCTS order its comm option ("ps", "allreduce", "mp", "duplicate", or "single" on one
+ * device), op and optimizer-op counts, time at batch B and device count per type, as JSON after
+ * the prefix "tag-strategy ".  Written into buf (n bytes).
  */
 void tag_mcts_describe(const tag_mcts *m, char *buf, size_t n);
 

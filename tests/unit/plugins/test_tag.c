@@ -313,25 +313,52 @@ static tag_mcts_opts mock_opts(long long playouts)
                            .shuffle = 1};
 }
 
+/* A search problem on the mock cluster: the graph of `nodes`, a budget of sim_calls (0: none),
+ * and the search analysed with `playouts` (f->m). */
+typedef struct search_fixture {
+    pb_graph *g;
+    test_cluster tc;
+    mock_host h;
+    pb_budget budget;
+    pb_problem p;
+    tag_mcts_opts o;
+    tag_mcts *m;
+} search_fixture;
+
+static void fixture_init(search_fixture *f, const test_node *nodes, int n, long long playouts,
+                         long long sim_calls)
+{
+    f->g = test_graph(nodes, n, NULL, 0);
+    test_cluster_init(&f->tc, 3, mock_types, mock_machines);
+    mock_init(&f->h);
+    f->budget = (pb_budget){sizeof f->budget, 0, sim_calls, 0};
+    f->p = (pb_problem){.struct_size = sizeof f->p,
+                        .graph = f->g,
+                        .op_graph = f->g,
+                        .cluster = &f->tc.c,
+                        .budget = &f->budget};
+    f->o = mock_opts(playouts);
+    pb_error err;
+    if (tag_mcts_new(&f->p, &f->h.host, &f->o, &f->m, &err) != PB_OK)
+        fail_msg("tag_mcts_new: %s", err.msg);
+}
+
+static void fixture_free(search_fixture *f)
+{
+    tag_mcts_free(f->m);
+    graph_free(f->g);
+}
+
+static const test_node one_op[] = {{"a", 10, PB_SPLIT_BATCH, 4, 0}};
+
 /* The spec's action list for tasks {device 0} and {1, 2}: placements 01, 10, 11 (last task
  * fastest); a single device has PS only. */
 static void test_actions(void **state)
 {
     (void)state;
-    const test_node nodes[] = {{"a", 10, PB_SPLIT_BATCH, 4, 0}};
-    pb_graph *g = test_graph(nodes, 1, NULL, 0);
-    test_cluster tc;
-    test_cluster_init(&tc, 3, mock_types, mock_machines);
-    mock_host h;
-    mock_init(&h);
-    pb_budget budget = {sizeof budget, 0, 0, 0};
-    pb_problem p = {
-        .struct_size = sizeof p, .graph = g, .op_graph = g, .cluster = &tc.c, .budget = &budget};
-    tag_mcts_opts o = mock_opts(10);
-    tag_mcts *m;
-    pb_error err;
-    assert_int_equal(tag_mcts_new(&p, &h.host, &o, &m, &err), PB_OK);
-    const tag_state *st = tag_mcts_state(m);
+    search_fixture f;
+    fixture_init(&f, one_op, 1, 10, 0);
+    const tag_state *st = tag_mcts_state(f.m);
     assert_int_equal(st->n_tasks, 2);
     assert_int_equal(st->tasks[1].n_devices, 2);
     assert_float_equal(st->task_bandwidth[0 * 2 + 1], 2810, 0);
@@ -350,13 +377,13 @@ static void test_actions(void **state)
     assert_int_equal(st->n_groups, 1);
     assert_float_equal(st->groups[0].time_us[0], (10 + 5 + 5) / 3.0, 1e-12);
     assert_float_equal(st->place_time_us[(0 * 2 + 1) * TAG_N_BATCH + 1], 2 * 2.5, 1e-12);
-    tag_mcts_free(m);
-    o.device_groups = TAG_TASKS_TYPE; /* types: still {0} and {1, 2} */
-    o.duplicate_action = 1;
-    assert_int_equal(tag_mcts_new(&p, &h.host, &o, &m, &err), PB_OK);
-    assert_int_equal(tag_mcts_state(m)->actions->n_actions, 9); /* 4 + 1 + 4 */
-    tag_mcts_free(m);
-    graph_free(g);
+    tag_mcts_free(f.m);
+    f.o.device_groups = TAG_TASKS_TYPE; /* types: still {0} and {1, 2} */
+    f.o.duplicate_action = 1;
+    pb_error err;
+    assert_int_equal(tag_mcts_new(&f.p, &f.h.host, &f.o, &f.m, &err), PB_OK);
+    assert_int_equal(tag_mcts_state(f.m)->actions->n_actions, 9); /* 4 + 1 + 4 */
+    fixture_free(&f);
 }
 
 /* One group, 7 actions: the baseline (AllReduce on all 3 devices) then every child once; the
@@ -364,38 +391,27 @@ static void test_actions(void **state)
 static void test_search_finds_best(void **state)
 {
     (void)state;
-    const test_node nodes[] = {{"a", 10, PB_SPLIT_BATCH, 4, 0}};
-    pb_graph *g = test_graph(nodes, 1, NULL, 0);
-    test_cluster tc;
-    test_cluster_init(&tc, 3, mock_types, mock_machines);
-    mock_host h;
-    mock_init(&h);
-    h.good_group = 0; /* mask 01 = device group 0: devices {1, 2} */
-    h.good_repl = PB_REPL_PS;
-    pb_budget budget = {sizeof budget, 0, 0, 0};
-    pb_problem p = {
-        .struct_size = sizeof p, .graph = g, .op_graph = g, .cluster = &tc.c, .budget = &budget};
-    tag_mcts_opts o = mock_opts(200);
-    tag_mcts *m;
-    pb_error err;
-    assert_int_equal(tag_mcts_new(&p, &h.host, &o, &m, &err), PB_OK);
+    search_fixture f;
+    fixture_init(&f, one_op, 1, 200, 0);
+    f.h.good_group = 0; /* mask 01 = device group 0: devices {1, 2} */
+    f.h.good_repl = PB_REPL_PS;
     pb_strategy best;
     double initial;
-    assert_int_equal(tag_mcts_run(m, NULL, NULL, 7, &best, &initial, &err), PB_OK);
+    pb_error err;
+    assert_int_equal(tag_mcts_run(f.m, NULL, NULL, 7, &best, &initial, &err), PB_OK);
     /* Baseline: mask 11 (device group 2), AllReduce. */
-    assert_int_equal(h.first_group[0], 2);
-    assert_int_equal(h.first_repl[0], PB_REPL_ALLREDUCE);
+    assert_int_equal(f.h.first_group[0], 2);
+    assert_int_equal(f.h.first_repl[0], PB_REPL_ALLREDUCE);
     assert_float_equal(initial, 100, 0);
     /* 1 baseline + 7 children; the root and revisited leaves come from the cache. */
-    assert_int_equal(h.calls, 8);
-    assert_int_equal(h.progress_calls, 200);
+    assert_int_equal(f.h.calls, 8);
+    assert_int_equal(f.h.progress_calls, 200);
     assert_int_equal(best.kind, PB_STRATEGY_REPLICATED);
     assert_int_equal(best.device[0], 0);
     assert_int_equal(best.replication[0], PB_REPL_PS);
     assert_int_equal(best.group_start[1] - best.group_start[0], 2);
     assert_int_equal(best.group_devices[best.group_start[0]], 1);
-    tag_mcts_free(m);
-    graph_free(g);
+    fixture_free(&f);
 }
 
 /* Two independent ops make two groups; the second playout decides group 0 only, and group 1
@@ -404,62 +420,41 @@ static void test_search_undecided_copy(void **state)
 {
     (void)state;
     const test_node nodes[] = {{"a", 20, PB_SPLIT_BATCH, 4, 0}, {"b", 10, PB_SPLIT_BATCH, 4, 0}};
-    pb_graph *g = test_graph(nodes, 2, NULL, 0);
-    test_cluster tc;
-    test_cluster_init(&tc, 3, mock_types, mock_machines);
-    mock_host h;
-    mock_init(&h);
-    pb_budget budget = {sizeof budget, 0, 5, 0};
-    pb_problem p = {
-        .struct_size = sizeof p, .graph = g, .op_graph = g, .cluster = &tc.c, .budget = &budget};
-    tag_mcts_opts o = mock_opts(1000);
-    tag_mcts *m;
-    pb_error err;
-    assert_int_equal(tag_mcts_new(&p, &h.host, &o, &m, &err), PB_OK);
-    assert_int_equal(tag_mcts_state(m)->n_groups, 2);
-    assert_int_equal(tag_mcts_state(m)->group_of_node[0], 0); /* a is the more expensive */
+    search_fixture f;
+    fixture_init(&f, nodes, 2, 1000, 5);
+    assert_int_equal(tag_mcts_state(f.m)->n_groups, 2);
+    assert_int_equal(tag_mcts_state(f.m)->group_of_node[0], 0); /* a is the more expensive */
     pb_strategy best;
     double initial;
-    assert_int_equal(tag_mcts_run(m, NULL, NULL, 3, &best, &initial, &err), PB_OK);
-    assert_int_equal(h.calls, 5);
+    pb_error err;
+    assert_int_equal(tag_mcts_run(f.m, NULL, NULL, 3, &best, &initial, &err), PB_OK);
+    assert_int_equal(f.h.calls, 5);
     /* Same action for both groups; a model-parallel action splits each group alone, on its own
      * copy of the device set: group g's copy of mask m is 3 + 3 g + m - 1. */
     for (int c = 1; c < 5; c++) {
-        int split = h.first_repl[c] == PB_REPL_SPLIT;
-        assert_int_equal(h.second[c][0], h.first_group[c] + (split ? 3 : 0));
-        assert_int_equal(h.second[c][1], h.first_repl[c]);
+        int split = f.h.first_repl[c] == PB_REPL_SPLIT;
+        assert_int_equal(f.h.second[c][0], f.h.first_group[c] + (split ? 3 : 0));
+        assert_int_equal(f.h.second[c][1], f.h.first_repl[c]);
     }
-    tag_mcts_free(m);
-    graph_free(g);
+    fixture_free(&f);
 }
 
 static void test_search_nothing_fits(void **state)
 {
     (void)state;
-    const test_node nodes[] = {{"a", 10, PB_SPLIT_BATCH, 4, 0}};
-    pb_graph *g = test_graph(nodes, 1, NULL, 0);
-    test_cluster tc;
-    test_cluster_init(&tc, 3, mock_types, mock_machines);
-    mock_host h;
-    mock_init(&h);
-    h.feasible = 0;
-    pb_budget budget = {sizeof budget, 0, 0, 0};
-    pb_problem p = {
-        .struct_size = sizeof p, .graph = g, .op_graph = g, .cluster = &tc.c, .budget = &budget};
-    tag_mcts_opts o = mock_opts(20);
-    tag_mcts *m;
-    pb_error err;
-    assert_int_equal(tag_mcts_new(&p, &h.host, &o, &m, &err), PB_OK);
+    search_fixture f;
+    fixture_init(&f, one_op, 1, 20, 0);
+    f.h.feasible = 0;
     pb_strategy best;
     double initial;
-    assert_int_equal(tag_mcts_run(m, NULL, NULL, 3, &best, &initial, &err), PB_ERR);
+    pb_error err;
+    assert_int_equal(tag_mcts_run(f.m, NULL, NULL, 3, &best, &initial, &err), PB_ERR);
     assert_non_null(strstr(err.msg, "no strategy fits in memory"));
     assert_non_null(strstr(err.msg, "1.86 GiB on device 0 (slow, 0.93 GiB)"));
     /* Baseline DP-NCCL out of memory: model parallelism over all devices is tried next. */
-    assert_int_equal(h.first_group[1], 2 + 3 * 1); /* the MP copy of mask 11 for group 0 */
-    assert_int_equal(h.first_repl[1], PB_REPL_SPLIT);
-    tag_mcts_free(m);
-    graph_free(g);
+    assert_int_equal(f.h.first_group[1], 2 + 3 * 1); /* the MP copy of mask 11 for group 0 */
+    assert_int_equal(f.h.first_repl[1], PB_REPL_SPLIT);
+    fixture_free(&f);
 }
 
 /* A prior hook sees the state being expanded and its feedback; a negative prior stops the
@@ -482,26 +477,15 @@ static int test_prior(void *ctx, const tag_state *st, int group, float *prior, p
 static void test_search_prior_errors(void **state)
 {
     (void)state;
-    const test_node nodes[] = {{"a", 10, PB_SPLIT_BATCH, 4, 0}};
-    pb_graph *g = test_graph(nodes, 1, NULL, 0);
-    test_cluster tc;
-    test_cluster_init(&tc, 3, mock_types, mock_machines);
-    mock_host h;
-    mock_init(&h);
-    pb_budget budget = {sizeof budget, 0, 0, 0};
-    pb_problem p = {
-        .struct_size = sizeof p, .graph = g, .op_graph = g, .cluster = &tc.c, .budget = &budget};
-    tag_mcts_opts o = mock_opts(20);
-    tag_mcts *m;
-    pb_error err;
-    assert_int_equal(tag_mcts_new(&p, &h.host, &o, &m, &err), PB_OK);
+    search_fixture f;
+    fixture_init(&f, one_op, 1, 20, 0);
     pb_strategy best;
     double initial;
-    assert_int_equal(tag_mcts_run(m, test_prior, NULL, 3, &best, &initial, &err), PB_ERR);
+    pb_error err;
+    assert_int_equal(tag_mcts_run(f.m, test_prior, NULL, 3, &best, &initial, &err), PB_ERR);
     assert_string_equal(err.msg, "the prior of action 1 of group 0 is -1 (want >= 0)");
     assert_int_equal(test_prior_calls, 1);
-    tag_mcts_free(m);
-    graph_free(g);
+    fixture_free(&f);
 }
 
 int main(void)
