@@ -642,6 +642,25 @@ static int tag_mcts_infeasible(const tag_mcts *m, pb_error *err)
                      ty->memory_bytes / 1073741824.0);
 }
 
+/* One playout below node `root`: select to a leaf (*leaf), evaluate it, expand it, back its
+ * reward up. */
+static int tag_mcts_playout(tag_mcts *m, int root, tag_prior_fn prior, void *ctx, int *leaf,
+                            pb_error *err)
+{
+    int i = root;
+    while (m->nodes[i].n_children > 0)
+        i = tag_mcts_select(m, i);
+    tag_mcts_path(m, i);
+    if (tag_mcts_evaluate(m, i, prior != NULL, err))
+        return PB_ERR;
+    if (m->nodes[i].depth < m->st.n_groups && m->nodes[i].n_children == 0 &&
+        tag_mcts_expand(m, i, prior, ctx, err))
+        return PB_ERR;
+    tag_mcts_backup(m, i, m->nodes[i].reward);
+    *leaf = i;
+    return PB_OK;
+}
+
 int tag_mcts_run(tag_mcts *m, tag_prior_fn prior, void *prior_ctx, uint64_t seed, pb_strategy *best,
                  double *initial_us, pb_error *err)
 {
@@ -656,16 +675,9 @@ int tag_mcts_run(tag_mcts *m, tag_prior_fn prior, void *prior_ctx, uint64_t seed
     tag_mcts_keep(m, 0);
     double best_us = m->nodes[0].feasible ? m->nodes[0].step_us : INFINITY;
     for (long long it = 0; !tag_mcts_stop(m, it, start); it++) {
-        int i = 0;
-        while (m->nodes[i].n_children > 0)
-            i = tag_mcts_select(m, i);
-        tag_mcts_path(m, i);
-        if (tag_mcts_evaluate(m, i, prior != NULL, err))
+        int i;
+        if (tag_mcts_playout(m, 0, prior, prior_ctx, &i, err))
             return PB_ERR;
-        if (m->nodes[i].depth < m->st.n_groups && m->nodes[i].n_children == 0 &&
-            tag_mcts_expand(m, i, prior, prior_ctx, err))
-            return PB_ERR;
-        tag_mcts_backup(m, i, m->nodes[i].reward);
         if (m->nodes[i].reward > m->nodes[best_node].reward) {
             best_node = i;
             best_us = m->nodes[i].step_us;
@@ -735,22 +747,6 @@ void tag_mcts_describe(const tag_mcts *m, char *buf, size_t n)
 
 /* ---------------------------------------------------------------- self-play (§7.4) */
 
-/* One playout below node `root`: select to a leaf, evaluate it, expand it, back its reward up. */
-static int tag_mcts_playout(tag_mcts *m, int root, tag_prior_fn prior, void *ctx, pb_error *err)
-{
-    int i = root;
-    while (m->nodes[i].n_children > 0)
-        i = tag_mcts_select(m, i);
-    tag_mcts_path(m, i);
-    if (tag_mcts_evaluate(m, i, prior != NULL, err))
-        return PB_ERR;
-    if (m->nodes[i].depth < m->st.n_groups && m->nodes[i].n_children == 0 &&
-        tag_mcts_expand(m, i, prior, ctx, err))
-        return PB_ERR;
-    tag_mcts_backup(m, i, m->nodes[i].reward);
-    return PB_OK;
-}
-
 /* The child of `root` drawn with probability visits / Σ visits (the first child when none was
  * visited). */
 static int tag_mcts_draw_child(tag_mcts *m, int root)
@@ -780,13 +776,13 @@ int tag_mcts_selfplay(tag_mcts *m, tag_prior_fn prior, void *prior_ctx, uint64_t
     double *visits = malloc((size_t)n_actions * sizeof *visits);
     if (!visits)
         return pb_errorf(err, "out of memory");
-    int rc = PB_OK, moves = G / 4 > 0 ? G / 4 : 1;
+    int rc = PB_OK, moves = G / 4 > 0 ? G / 4 : 1, leaf;
     for (int i = 0; i < moves && rc == PB_OK && m->nodes[root].depth < G; i++) {
         double want = fmin((double)(G - i) * ldexp(8, m->st.n_tasks), (double)limit);
         /* tag_mcts_stop at playout 0: only the budget and the deadline stop self-play. */
         while (rc == PB_OK && (m->nodes[root].visits < want || m->nodes[root].n_children == 0) &&
                !tag_mcts_stop(m, 0, start))
-            rc = tag_mcts_playout(m, root, prior, prior_ctx, err);
+            rc = tag_mcts_playout(m, root, prior, prior_ctx, &leaf, err);
         if (rc != PB_OK || m->nodes[root].n_children == 0)
             break;
         for (int a = 0; a < n_actions; a++)
