@@ -7,12 +7,16 @@
 # Records: each model on the TAG testbed and on `randoms` seeded tag-random topologies.
 # Deterministic: the same profile gives the same parameter file, byte for byte.
 #
-#   configs/repro/tag-train.sh quick|full [OUT.json]     (PB=path/to/placebench, WORK=folder)
+#   configs/repro/tag-train.sh quick|full [OUT.json]     (PB=path/to/placebench, WORK=folder,
+#                                                        DEVICE_GROUPS=type|machine)
+# Device groups by GPU type (default), as configs/repro/tag.lua searches and as TAG's code merges
+# its testbed: at most 3 device groups, 21 actions per op group.
 set -euo pipefail
 PB=${PB:-placebench}
 profile=${1:-quick}
 out=${2:-tag-gnn-$profile.json}
 work=${WORK:-tag-train-$profile}
+device_groups=${DEVICE_GROUPS:-type}
 case $profile in
 quick) models="vgg19 inceptionv3" randoms=2 limit=40 rounds=1 playouts=5 ;;
 full) models="inceptionv3 resnet101 vgg19 bert-small bert-large" randoms=8 limit=800 rounds=20 \
@@ -40,6 +44,7 @@ train() {
     echo "== $*" >>"$work/train.log"
     "$PB" place --graph "$work/zoo/$1.json" --simulator topology --cluster "$2" --devices "$3" \
         --seed "$4" --placer tag --json --opt placer.selfplay_priors="$5" \
+        --opt placer.device_groups="$device_groups" \
         --opt placer.selfplay_limit="$limit" --opt placer.playouts="$playouts" \
         --opt placer.train_out="$work/next.json" ${params:+--opt placer.params="$params"} \
         >/dev/null 2>>"$work/train.log"
