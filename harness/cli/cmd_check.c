@@ -64,6 +64,7 @@ int cmd_check(int argc, char **argv)
     printf("%s: experiment '%s', %d runs over %d graphs, results file %s\n", config, p->x->name,
            p->n_runs, p->n_graphs, p->x->results);
     check_print_plugins(p);
+    plan_print_skipped(p, stdout);
     plan_free(p);
     return 0;
 }

@@ -11,6 +11,7 @@
 #include "run/runner.h"
 #include "store/store.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <limits.h>
@@ -32,20 +33,28 @@ static const char compare_usage[] =
     "results file (resumed like any sweep when interrupted); the plugin's runs go to their own\n"
     "file, made afresh each time (--resume continues an interrupted one).  Prints a\n"
     "leaderboard per problem (mean step time, search time and simulator calls over the\n"
-    "repeats, and the rank by step time) and the mean rank of each placer over the problems,\n"
+    "repeats, and the rank by step time, or by monetary cost in a problem file that sets\n"
+    "objective = \"cost\") and the mean rank of each placer over the problems,\n"
     "and draws with gnuplot the step time against the search time per problem and a heat map\n"
     "of the ranks.\n"
     "\n"
-    "  --suite NAME    configs/suite/NAME.lua (looked for from the working folder, then in the\n"
-    "                  source tree), or the path of a suite file; default quick\n"
+    "  --suite NAME    every problem file of configs/suite/ (placeto.lua, zoo.lua,\n"
+    "                  heterps.lua: one experiment each, the problems of one simulator with\n"
+    "                  the placers that apply) with its profile NAME (quick or full),\n"
+    "                  looked for from the working folder, then in the source tree; or the\n"
+    "                  path of one experiment file, or of a folder of them (run without a\n"
+    "                  profile); default quick.  A problem file the plugin does not apply to\n"
+    "                  (its strategy kinds or simulators, ABI 1.4) is skipped with a message\n"
     "  -j N            worker processes at once (default 1)\n"
-    "  --results FILE  the built-in placers' results (default: the suite's results file)\n"
+    "  --results FILE  the built-in placers' results, for a one-file suite (default: the\n"
+    "                  suite's results file; a folder suite keeps one per problem file)\n"
     "  --resume        keep the plugin's earlier runs of this suite instead of redoing them\n"
     "  --out DIR       plots folder (default plots/out/<suite>-<placer>)\n"
     "  --no-plot       no plots\n"
     "  --quiet         no progress output\n"
     "\n"
-    "The suite's graphs must exist (e.g. placebench dataset gen cifar10 --out datasets/cifar10).";
+    "The suite's graphs must exist: placebench dataset gen cifar10 --out datasets/cifar10 (and\n"
+    "nmt, ptb; vgg19 and bert-small --out datasets/zoo; the HeterPS chains are in the tree).";
 
 typedef struct compare_opts {
     const char *plugin, *suite, *results, *out_dir;
@@ -58,12 +67,15 @@ typedef struct compare_cell {
     int user;    /* the compared plugin's */
     int problem; /* index into the sorted problem labels */
     int entry;   /* index into the sorted entry labels */
-    int rank;    /* 1 = lowest mean step time; cells without an ok run rank last */
+    int by_cost; /* the problem's objective is monetary cost (objective = "cost") */
+    double key;  /* what ranks: mean step time, or mean cost; NAN without an ok (feasible) run */
+    int rank;    /* 1 = lowest key; cells without one rank last */
 } compare_cell;
 
 typedef struct compare_board {
     store_board_row *rows;
-    int n_rows, n_builtin; /* rows [0, n_builtin) are the built-in placers' */
+    int n_rows;
+    unsigned char *user, *by_cost; /* per row: the compared plugin's; ranked by cost */
     compare_cell *cells;
     const char **problems, **entries;
     int n_problems, n_entries;
@@ -127,22 +139,86 @@ static int compare_parse(int argc, char **argv, compare_opts *o)
     return 0;
 }
 
-/* The suite file: a path as given, else configs/suite/NAME.lua here, else in the source tree. */
-static int compare_suite_path(const char *suite, char *buf, size_t n)
+/* The suite: a path as given (a .lua file, or a folder whose files run without a profile), else
+ * the folder configs/suite here, or else in the source tree, whose files run with the profile
+ * NAME (*profile set to suite). */
+static int compare_suite_path(const char *suite, char *buf, size_t n, const char **profile)
 {
     size_t len = strlen(suite);
+    *profile = NULL;
     if (strchr(suite, '/') || (len > 4 && strcmp(suite + len - 4, ".lua") == 0))
         return compare_fmt(buf, n, "%s", suite);
-    if (compare_fmt(buf, n, "configs/suite/%s.lua", suite))
-        return 1;
-    if (access(buf, R_OK) == 0)
+    *profile = suite;
+    struct stat st;
+    if (stat("configs/suite", &st) == 0 && S_ISDIR(st.st_mode))
+        return compare_fmt(buf, n, "configs/suite");
+    return compare_fmt(buf, n, "%s", PB_SUITES_SOURCE_DIR);
+}
+
+static int compare_path_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The suite's problem files: the file itself, or the *.lua files of the folder sorted by name
+ * (each an experiment: one kind of problem with the placers that apply to it).  Caller frees
+ * each and the array. */
+static int compare_suite_files(const char *path, char ***files, int *n)
+{
+    struct stat st;
+    *files = NULL;
+    *n = 0;
+    if (stat(path, &st) != 0)
+        return cli_error("compare: %s: %s", path, strerror(errno));
+    if (!S_ISDIR(st.st_mode)) {
+        *files = malloc(sizeof **files);
+        if (!*files || !((*files)[0] = strdup(path)))
+            return cli_error("out of memory");
+        *n = 1;
         return 0;
-    if (compare_fmt(buf, n, "%s/%s.lua", PB_SUITES_SOURCE_DIR, suite))
-        return 1;
-    if (access(buf, R_OK) == 0)
-        return 0;
-    return cli_error("compare: no suite '%s' (looked for configs/suite/%s.lua here and in %s)",
-                     suite, suite, PB_SUITES_SOURCE_DIR);
+    }
+    DIR *d = opendir(path);
+    if (!d)
+        return cli_error("compare: %s: %s", path, strerror(errno));
+    int rc = 0;
+    for (struct dirent *e; !rc && (e = readdir(d));) {
+        size_t len = strlen(e->d_name);
+        if (len <= 4 || strcmp(e->d_name + len - 4, ".lua") != 0 || e->d_name[0] == '.')
+            continue;
+        char **grown = realloc(*files, (size_t)(*n + 1) * sizeof **files);
+        char *file = malloc(strlen(path) + len + 2);
+        if (grown)
+            *files = grown;
+        if (!grown || !file) {
+            free(file);
+            rc = cli_error("out of memory");
+        } else {
+            sprintf(file, "%s/%s", path, e->d_name);
+            (*files)[(*n)++] = file;
+        }
+    }
+    closedir(d);
+    if (!rc && *n == 0)
+        rc = cli_error("compare: the suite folder %s holds no .lua problem files", path);
+    if (!rc)
+        qsort(*files, (size_t)*n, sizeof **files, compare_path_cmp);
+    return rc;
+}
+
+/* The suite's name: the folder's or the file's base name without ".lua". */
+static void compare_suite_name(const char *path, char *out, size_t n)
+{
+    size_t len = strlen(path);
+    while (len > 1 && path[len - 1] == '/')
+        len--;
+    const char *base = path;
+    for (size_t i = 0; i < len; i++)
+        if (path[i] == '/')
+            base = path + i + 1;
+    size_t bl = (size_t)(path + len - base);
+    if (bl > 4 && strncmp(base + bl - 4, ".lua", 4) == 0)
+        bl -= 4;
+    snprintf(out, n, "%.*s", (int)bl, base);
 }
 
 /* Loads the plugin file and copies its placer name; its folder (absolute) goes to dir. */
@@ -178,14 +254,27 @@ static int compare_plugin_name(const char *plugin, char *name, size_t n, char *d
 
 /* Runs the suite's experiment x (owned) into results; prints the error and returns 1 on
  * failure. */
-static int compare_run(experiment *x, const compare_opts *o, const char *results, const char *who)
+/* Runs the experiment's plan into results (taking x); *n_runs: how many runs it has (0 when every
+ * placer/simulator pair was skipped as not applying, which is said on stderr). */
+static int compare_run(experiment *x, const compare_opts *o, const char *results, const char *who,
+                       int *n_runs)
 {
     plan *p;
     pb_error err;
     if (plan_build(x, &p, &err))
         return cli_error("%s", err.msg);
-    if (o->progress)
-        fprintf(stderr, "compare: %s: %d runs, results in %s\n", who, p->n_runs, results);
+    *n_runs = p->n_runs;
+    if (p->n_runs == 0) {
+        for (int i = 0; i < p->n_skipped; i++)
+            fprintf(stderr, "compare: %s: skipped %s: %s\n", p->x->name, who, p->skipped[i]);
+        plan_free(p);
+        return 0;
+    }
+    if (o->progress) {
+        plan_print_skipped(p, stderr);
+        fprintf(stderr, "compare: %s: %s: %d runs, results in %s\n", p->x->name, who, p->n_runs,
+                results);
+    }
     runner_opts ro = {
         .jobs = o->jobs, .shard_count = 1, .results = results, .progress = o->progress};
     runner_summary sum;
@@ -213,15 +302,30 @@ static int compare_results_dir(const char *results)
 
 /* ---------------------------------------------------------------- the leaderboard */
 
-static int compare_read(compare_board *b, const char *path)
+static int compare_read(compare_board *b, const char *path, int user, int by_cost)
 {
     store *s;
     pb_error err;
     if (store_open_readonly(path, &s, &err))
         return cli_error("%s", err.msg);
+    int from = b->n_rows;
     int rc = store_board_rows(s, &b->rows, &b->n_rows, &err);
     store_close(s);
-    return rc ? cli_error("%s", err.msg) : 0;
+    if (rc)
+        return cli_error("%s", err.msg);
+    size_t n = (size_t)(b->n_rows > 0 ? b->n_rows : 1);
+    unsigned char *u = realloc(b->user, n), *c = u ? realloc(b->by_cost, n) : NULL;
+    if (u)
+        b->user = u;
+    if (c)
+        b->by_cost = c;
+    if (!u || !c)
+        return cli_error("out of memory");
+    for (int i = from; i < b->n_rows; i++) {
+        b->user[i] = (unsigned char)user;
+        b->by_cost[i] = (unsigned char)by_cost;
+    }
+    return 0;
 }
 
 static int compare_strcmp(const void *a, const void *b)
@@ -258,7 +362,7 @@ static int compare_cell_order(const void *pa, const void *pb)
     const compare_cell *a = pa, *b = pb;
     if (a->problem != b->problem)
         return a->problem < b->problem ? -1 : 1;
-    double x = a->row->mean_us, y = b->row->mean_us;
+    double x = a->key, y = b->key;
     if (isnan(x) != isnan(y))
         return isnan(x) ? 1 : -1;
     if (!isnan(x) && x != y)
@@ -277,7 +381,9 @@ static int compare_rank(compare_board *b)
     for (int i = 0; i < b->n_rows; i++) {
         compare_cell *c = &b->cells[i];
         c->row = &b->rows[i];
-        c->user = i >= b->n_builtin;
+        c->user = b->user[i];
+        c->by_cost = b->by_cost[i];
+        c->key = c->by_cost ? c->row->mean_cost : c->row->mean_us;
         c->problem = compare_index(b->problems, b->n_problems, c->row->problem);
         c->entry = compare_index(b->entries, b->n_entries, c->row->entry);
         if (c->user)
@@ -289,12 +395,12 @@ static int compare_rank(compare_board *b)
         int first = i;
         while (first > 0 && b->cells[first - 1].problem == c->problem)
             first--;
-        if (isnan(c->row->mean_us)) {
+        if (isnan(c->key)) {
             int count = i;
             while (count < b->n_rows && b->cells[count].problem == c->problem)
                 count++;
             c->rank = count - first;
-        } else if (i > first && b->cells[i - 1].row->mean_us == c->row->mean_us) {
+        } else if (i > first && b->cells[i - 1].key == c->key) {
             c->rank = b->cells[i - 1].rank;
         } else {
             c->rank = i - first + 1;
@@ -305,19 +411,27 @@ static int compare_rank(compare_board *b)
 
 static void compare_print_problem(const compare_board *b, int lo, int hi)
 {
-    printf("\n### %s\n\n", b->problems[b->cells[lo].problem]);
-    printf("| rank | placer | step time (us) | search time (s) | sim calls | runs ok |\n"
-           "|---:|---|---:|---:|---:|---:|\n");
+    int by_cost = b->cells[lo].by_cost;
+    printf("\n### %s%s\n\n", b->problems[b->cells[lo].problem],
+           by_cost ? " (ranked by monetary cost of feasible plans)" : "");
+    printf("| rank | placer | step time (us) |%s search time (s) | sim calls | runs ok |\n"
+           "|---:|---|---:|%s---:|---:|---:|\n",
+           by_cost ? " cost (USD) |" : "", by_cost ? "---:|" : "");
     for (int i = lo; i < hi; i++) {
         const compare_cell *c = &b->cells[i];
         const store_board_row *r = c->row;
         const char *mark = c->user ? "**" : "";
+        char cost[48] = "";
+        if (by_cost && isnan(r->mean_cost))
+            snprintf(cost, sizeof cost, " - |");
+        else if (by_cost)
+            snprintf(cost, sizeof cost, " %.4g |", r->mean_cost);
         if (isnan(r->mean_us))
-            printf("| %d | %s%s%s | - | - | - | 0/%d |\n", c->rank, mark, r->entry, mark,
-                   r->n_runs);
+            printf("| %d | %s%s%s | - |%s - | - | 0/%d |\n", c->rank, mark, r->entry, mark,
+                   by_cost ? " - |" : "", r->n_runs);
         else
-            printf("| %d | %s%s%s | %.2f | %.3f | %.0f | %d/%d |\n", c->rank, mark, r->entry, mark,
-                   r->mean_us, r->mean_search_s, r->mean_sim_calls, r->n_ok, r->n_runs);
+            printf("| %d | %s%s%s | %.2f |%s %.3f | %.0f | %d/%d |\n", c->rank, mark, r->entry,
+                   mark, r->mean_us, cost, r->mean_search_s, r->mean_sim_calls, r->n_ok, r->n_runs);
     }
 }
 
@@ -368,7 +482,9 @@ static void compare_print_overall(const compare_board *b)
 
 static void compare_print(const compare_board *b, const char *suite, const char *placer)
 {
-    printf("## %s on %s: leaderboard (mean over repeats; rank by step time)\n", placer, suite);
+    printf("## %s on %s: leaderboard (mean over repeats; rank by step time, or by cost where "
+           "the problem says so)\n",
+           placer, suite);
     for (int lo = 0; lo < b->n_rows;) {
         int hi = lo;
         while (hi < b->n_rows && b->cells[hi].problem == b->cells[lo].problem)
@@ -382,6 +498,8 @@ static void compare_print(const compare_board *b, const char *suite, const char 
 static void compare_board_free(compare_board *b)
 {
     store_board_rows_free(b->rows, b->n_rows);
+    free(b->user);
+    free(b->by_cost);
     free(b->cells);
     free(b->problems);
     free(b->entries);
@@ -469,39 +587,37 @@ static int compare_plot(const compare_board *b, const compare_opts *o, const cha
 
 /* ---------------------------------------------------------------- the command */
 
-/* Runs the suite for the built-ins and for the plugin, then prints and plots the leaderboard. */
-static int compare_main(const compare_opts *o, const char *suite_path)
+/* One problem file of the suite: the built-ins' runs (cached in the file's results), then the
+ * plugin's (afresh unless --resume), both read into the board. */
+static int compare_problem(const compare_opts *o, const char *file, const char *profile,
+                           const char *placer, const char *folder, compare_board *b, char *name,
+                           size_t name_size)
 {
-    char placer[128], folder[PATH_MAX];
-    if (compare_plugin_name(o->plugin, placer, sizeof placer, folder, sizeof folder))
-        return 1;
     experiment *x, *mine;
     pb_error err;
-    if (config_load(suite_path, NULL, &x, &err))
+    if (config_load(file, profile, &x, &err))
         return cli_error("%s", err.msg);
-    char suite[128], builtin[PATH_MAX], user[PATH_MAX + 160], user_name[300];
+    snprintf(name, name_size, "%s", x->name);
     for (int i = 0; i < x->placers.n; i++)
         if (strcmp(x->placers.items[i].name, placer) == 0) {
-            cli_error("compare: '%s' is one of the suite's own placers; give yours a name of its "
-                      "own",
-                      placer);
+            cli_error("compare: '%s' is one of the suite's own placers (%s); give yours a name of "
+                      "its own",
+                      placer, file);
             experiment_free(x);
             return 1;
         }
-    if (compare_fmt(suite, sizeof suite, "%s", x->name) ||
-        compare_fmt(builtin, sizeof builtin, "%s", o->results ? o->results : x->results) ||
-        compare_fmt(user_name, sizeof user_name, "%s-%s", suite, placer) ||
-        compare_fmt(user, sizeof user, "results/%s.db", user_name)) {
+    char builtin[PATH_MAX], user[PATH_MAX + 160], user_name[300];
+    int by_cost = x->objective_cost, n_builtin, n_user;
+    if (compare_fmt(builtin, sizeof builtin, "%s", o->results ? o->results : x->results) ||
+        compare_fmt(user_name, sizeof user_name, "%s-%s", x->name, placer) ||
+        compare_fmt(user, sizeof user, "results/%s.db", user_name) ||
+        compare_results_dir(builtin)) {
         experiment_free(x);
         return 1;
     }
-    if (compare_results_dir(builtin)) {
-        experiment_free(x);
+    if (compare_run(x, o, builtin, "built-in placers", &n_builtin))
         return 1;
-    }
-    if (compare_run(x, o, builtin, "built-in placers"))
-        return 1;
-    if (config_load(suite_path, NULL, &mine, &err))
+    if (config_load(file, profile, &mine, &err))
         return cli_error("%s", err.msg);
     if (experiment_use_placer(mine, placer, folder, user_name, user, &err)) {
         experiment_free(mine);
@@ -514,12 +630,50 @@ static int compare_main(const compare_opts *o, const char *suite_path)
         experiment_free(mine);
         return 1;
     }
-    if (compare_run(mine, o, user, placer))
+    if (compare_run(mine, o, user, placer, &n_user))
         return 1;
+    if (n_user == 0) /* the plugin does not apply here: no row of its own, nothing to rank */
+        return 0;
+    return (n_builtin && compare_read(b, builtin, 0, by_cost)) || compare_read(b, user, 1, by_cost);
+}
+
+/* Runs every problem file of the suite, then prints and plots the leaderboard. */
+static int compare_main(const compare_opts *o, const char *suite_path, const char *profile)
+{
+    char placer[128], folder[PATH_MAX], suite[128];
+    if (compare_plugin_name(o->plugin, placer, sizeof placer, folder, sizeof folder))
+        return 1;
+    char **files;
+    int n_files;
+    if (compare_suite_files(suite_path, &files, &n_files))
+        return 1;
+    compare_suite_name(suite_path, suite, sizeof suite);
+    if (profile)
+        snprintf(suite, sizeof suite, "suite-%.100s", profile);
+    else if (n_files > 1 && strncmp(suite, "suite-", 6) != 0) {
+        char folder_name[120];
+        snprintf(folder_name, sizeof folder_name, "%.119s", suite);
+        snprintf(suite, sizeof suite, "suite-%s", folder_name);
+    }
+    int rc = o->results && n_files > 1
+                 ? cli_error("compare: --results names one file; suite '%s' has %d problem "
+                             "files, each with its own results file",
+                             suite, n_files)
+                 : 0;
     compare_board b = {0};
-    int rc = compare_read(&b, builtin);
-    b.n_builtin = b.n_rows;
-    rc = rc || compare_read(&b, user) || compare_rank(&b);
+    char name[128];
+    for (int i = 0; i < n_files && !rc; i++)
+        /* A one-file suite goes by its experiment's name, a folder by "suite-<folder>". */
+        rc = compare_problem(o, files[i], profile, placer, folder, &b,
+                             n_files == 1 && !profile ? suite : name,
+                             n_files == 1 && !profile ? sizeof suite : sizeof name);
+    for (int i = 0; i < n_files; i++)
+        free(files[i]);
+    free(files);
+    if (!rc && b.n_rows == 0)
+        rc = cli_error("compare: placer '%s' applies to none of suite '%s''s problems", placer,
+                       suite);
+    rc = rc || compare_rank(&b);
     if (!rc) {
         compare_print(&b, suite, placer);
         if (o->plot)
@@ -539,7 +693,8 @@ int cmd_compare(int argc, char **argv)
     setenv("OPENBLAS_NUM_THREADS", "1", 1);
     setenv("OMP_NUM_THREADS", "1", 1);
     char suite_path[PATH_MAX];
-    if (compare_suite_path(o.suite, suite_path, sizeof suite_path))
+    const char *profile;
+    if (compare_suite_path(o.suite, suite_path, sizeof suite_path, &profile))
         return 1;
-    return compare_main(&o, suite_path);
+    return compare_main(&o, suite_path, profile);
 }

@@ -142,6 +142,8 @@ int cmd_run(int argc, char **argv)
         fprintf(stderr, "%s\n", err.msg);
         return 1;
     }
+    if (o.progress)
+        plan_print_skipped(p, stderr);
     const char *results = o.results ? o.results : p->x->results;
     if (o.sample > 0 && !sample_seed_set)
         o.sample_seed = p->x->seed;

@@ -219,6 +219,8 @@ static int config_make_json(experiment *x, pb_error *err)
     config_json_set(o, "timeout", json_real(x->timeout_s), &bad);
     if (x->memory_limit_gb >= 0) /* absent: the runner's default, not part of the experiment */
         config_json_set(o, "memory_limit", json_real(x->memory_limit_gb), &bad);
+    if (x->objective_cost) /* the default is not written: older results files stay valid */
+        config_json_set(o, "objective", json_string("cost"), &bad);
     config_json_set(o, "plugin_path", config_json_strings(x->plugin_path, x->n_plugin_path, &bad),
                     &bad);
     config_json_set(o, "results", json_string(x->results), &bad);

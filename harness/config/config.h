@@ -49,6 +49,8 @@ typedef struct experiment {
     double timeout_s;       /* per-run wall-time limit, 0 = none */
     double memory_limit_gb; /* memory of one worker, GB; 0 = none, -1 = not given (the runner's
                                default, from the machine's memory and -j) */
+    int objective_cost;     /* objective = "cost": leaderboards rank by monetary cost, not by
+                               step time */
     char **plugin_path;     /* extra plugin folders */
     int n_plugin_path;
     char *results;     /* results file path */
@@ -60,7 +62,7 @@ typedef struct experiment {
      * every field: a field that is not written in the config's own text, e.g. a default, an
      * include or a computed key, reports this line). */
     int line_name, line_seed, line_repeats, line_episodes, line_sim_calls, line_timeout,
-        line_plugin_path, line_results, line_experiment, line_memory_limit;
+        line_plugin_path, line_results, line_experiment, line_memory_limit, line_objective;
 } experiment;
 
 /*
@@ -73,7 +75,8 @@ typedef struct experiment {
  *   "placeto"), placer (required), embedding and traversal (optional), episodes and sim_calls
  *   (integers >= 0, 0 = plugin default), timeout (seconds >= 0, 0 = none), memory_limit (GB per
  *   worker, 0 < n <= CONFIG_MAX_MEMORY_GB, or 0 = none; default from the machine's memory and -j,
- *   see runner.h), plugin_path (string or
+ *   see runner.h), objective ("step_time", the default, or "cost": what `placebench compare`
+ *   ranks the placers by; a HeterPS problem is ranked by monetary cost), plugin_path (string or
  *   list; relative folders are relative to the config's folder), results (default
  *   "results/<name>.db", relative to the working directory), profiles (name -> table of fields
  *   that override the top-level ones when that profile is selected).  Other keys are errors.

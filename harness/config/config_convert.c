@@ -15,9 +15,9 @@
 #define CONFIG_MAX_REPEATS 1000000
 
 static const char *const config_fields[] = {
-    "name",      "seed",        "repeats",   "datasets",  "devices",     "cluster",
-    "simulator", "placer",      "embedding", "traversal", "episodes",    "sim_calls",
-    "timeout",   "plugin_path", "results",   "profiles",  "memory_limit"};
+    "name",      "seed",        "repeats",   "datasets",  "devices",      "cluster",
+    "simulator", "placer",      "embedding", "traversal", "episodes",     "sim_calls",
+    "timeout",   "plugin_path", "results",   "profiles",  "memory_limit", "objective"};
 #define CONFIG_N_FIELDS ((int)(sizeof config_fields / sizeof config_fields[0]))
 
 /* Every key of the table at idx must be a known field (a profile may not hold profiles). */
@@ -47,7 +47,7 @@ static int config_check_fields(lua_State *L, config_ctx *c, int idx, scan_range 
         return config_fail(c, line,
                            "unknown field '%s' (fields: name, seed, repeats, datasets, devices, "
                            "cluster, simulator, placer, embedding, traversal, episodes, sim_calls, "
-                           "timeout, memory_limit, plugin_path, results, profiles)",
+                           "timeout, memory_limit, objective, plugin_path, results, profiles)",
                            k);
     }
     return PB_OK;
@@ -185,7 +185,18 @@ static int config_convert_scalars(lua_State *L, config_ctx *c, experiment *x)
         return PB_ERR;
     if (config_get_seconds(L, c, "timeout", &x->timeout_s, &x->line_timeout))
         return PB_ERR;
-    return config_get_memory_limit(L, c, &x->memory_limit_gb, &x->line_memory_limit);
+    if (config_get_memory_limit(L, c, &x->memory_limit_gb, &x->line_memory_limit))
+        return PB_ERR;
+    char *objective = NULL;
+    if (config_get_string(L, c, "objective", "step_time", &objective, &x->line_objective))
+        return PB_ERR;
+    int known = strcmp(objective, "step_time") == 0 || strcmp(objective, "cost") == 0;
+    x->objective_cost = strcmp(objective, "cost") == 0;
+    free(objective);
+    if (!known)
+        return config_fail(c, x->line_objective,
+                           "field 'objective' must be \"step_time\" or \"cost\"");
+    return PB_OK;
 }
 
 /* plugin_path entries are relative to the config's folder. */

@@ -27,7 +27,7 @@ extern "C" {
 #endif
 
 #define PB_ABI_MAJOR 1
-#define PB_ABI_MINOR 3
+#define PB_ABI_MINOR 4
 
 /*
  * ABI changelog (a minor version only adds; the harness still loads plugins of older minors):
@@ -45,6 +45,10 @@ extern "C" {
  *        and batch shares at the end of pb_strategy (device_share), read by the strategy
  *        compiler (placebench/compile.h); pb_eval.task_record, a per-task timeline for traces,
  *        and pb_eval.node_idle_after_us (TAG's run-time feedback).
+ *   1.4  What a plugin can work with: pb_simulator_ops.accepts (the strategy kinds a simulator
+ *        evaluates), pb_placer_ops.produces (the kinds a placer returns) and
+ *        pb_placer_ops.simulators (the simulators it needs, when not every one that evaluates its
+ *        kind will do).  Sweeps and suites skip the pairs that do not apply and say so.
  */
 #define PB_DESCRIPTOR_SYMBOL placebench_plugin
 #define PB_DESCRIPTOR_SYMBOL_NAME "placebench_plugin"
@@ -283,7 +287,9 @@ typedef struct pb_eval {
     double *node_start_us;  /* [n_nodes of op graph] optional */
     double *node_end_us;    /* [n_nodes of op graph] optional */
     double throughput;      /* samples per second, 0 when not meaningful */
-    double monetary_cost;   /* USD per iteration, 0 when not meaningful */
+    /* USD, 0 when not meaningful; the simulator says what it covers (topology: one iteration;
+     * heterps: the whole training job, Formula 7). */
+    double monetary_cost;
     /* Transfers, for traces: per output port of the op graph ([port_start[n_nodes]]), when the
      * port's data left its device and when it arrived; -1 for a port that was not sent.  Optional
      * (NULL = not filled); a simulator that sends one transfer per port fills them. */
@@ -412,7 +418,13 @@ typedef struct pb_simulator_ops {
     void (*release)(void *prepared);
     /* s is for the op-level graph (the harness expands group strategies before calling). */
     int (*evaluate)(void *prepared, const pb_strategy *s, pb_eval *out, pb_error *err);
+    /* Since ABI 1.4: the strategy kinds evaluate() accepts, PB_KIND_BIT(pb_strategy_kind) bits;
+     * 0 (or a simulator built for an older ABI) means plain placements only. */
+    unsigned int accepts;
 } pb_simulator_ops;
+
+/* The bit of a pb_strategy_kind in pb_simulator_ops.accepts and pb_placer_ops.produces. */
+#define PB_KIND_BIT(kind) (1u << (unsigned)(kind))
 
 /*
  * The neural-network core of libplacebench (section "neural-network core" at the end of this
@@ -523,6 +535,12 @@ typedef struct pb_placer_ops {
      * embedding and order); a placer built for ABI 1.0 (an ops table without this field) is
      * taken to use both. */
     unsigned int uses;
+    /* Since ABI 1.4: the strategy kinds place() can return, PB_KIND_BIT bits (0, or a placer built
+     * for an older ABI: plain placements only); a placer runs with a simulator that accepts one
+     * of them.  simulators: when not NULL, a comma-separated list of the only simulators the
+     * placer works with (e.g. "topology"), for a placer that needs more than the kind. */
+    unsigned int produces;
+    const char *simulators;
 } pb_placer_ops;
 
 enum { PB_USES_EMBEDDING = 1u << 0, PB_USES_TRAVERSAL = 1u << 1 };

@@ -644,3 +644,90 @@ unsigned loader_placer_uses(const loader_entry *e)
         return PB_USES_EMBEDDING | PB_USES_TRAVERSAL;
     return o->uses;
 }
+
+/* ---------------------------------------------------------------- what works with what */
+
+static unsigned loader_accepts(const loader_entry *sim)
+{
+    const pb_simulator_ops *o = sim->desc->ops;
+    unsigned a = 0;
+    if (o->struct_size >= offsetof(pb_simulator_ops, accepts) + sizeof o->accepts)
+        a = o->accepts;
+    return a ? a : PB_KIND_BIT(PB_STRATEGY_PLACEMENT);
+}
+
+static unsigned loader_produces(const loader_entry *placer)
+{
+    const pb_placer_ops *o = placer->desc->ops;
+    unsigned p = 0;
+    if (o->struct_size >= offsetof(pb_placer_ops, produces) + sizeof o->produces)
+        p = o->produces;
+    return p ? p : PB_KIND_BIT(PB_STRATEGY_PLACEMENT);
+}
+
+static const char *loader_simulator_list(const loader_entry *placer)
+{
+    const pb_placer_ops *o = placer->desc->ops;
+    if (o->struct_size < offsetof(pb_placer_ops, simulators) + sizeof o->simulators)
+        return NULL;
+    return o->simulators;
+}
+
+/* Whether the comma-separated list names `name` (spaces around names are ignored). */
+static int loader_list_names(const char *list, const char *name)
+{
+    size_t len = strlen(name);
+    for (const char *p = list; *p;) {
+        while (*p == ' ' || *p == ',')
+            p++;
+        const char *end = p;
+        while (*end && *end != ',')
+            end++;
+        const char *last = end;
+        while (last > p && last[-1] == ' ')
+            last--;
+        if ((size_t)(last - p) == len && strncmp(p, name, len) == 0)
+            return 1;
+        p = end;
+    }
+    return 0;
+}
+
+/* "plain placements", "replicated strategies or provisioned plans", ... for kind bits. */
+static void loader_kind_words(unsigned bits, char *out, size_t n)
+{
+    static const char *const words[] = {"plain placements", "replicated strategies",
+                                        "provisioned plans"};
+    size_t used = 0;
+    out[0] = '\0';
+    int listed = 0;
+    for (unsigned k = 0; k < sizeof words / sizeof *words; k++)
+        if (bits & PB_KIND_BIT(k)) {
+            int w = snprintf(out + used, n - used, "%s%s", listed ? " or " : "", words[k]);
+            if (w < 0 || (size_t)w >= n - used)
+                return;
+            used += (size_t)w;
+            listed = 1;
+        }
+}
+
+int loader_pair_applies(const loader_entry *placer, const loader_entry *sim, char *why, size_t n)
+{
+    if (placer->desc->kind != PB_KIND_PLACER || sim->desc->kind != PB_KIND_SIMULATOR)
+        return 1;
+    const char *list = loader_simulator_list(placer);
+    if (list && !loader_list_names(list, sim->desc->name)) {
+        snprintf(why, n, "placer '%s' works only with simulator %s, not '%s'", placer->desc->name,
+                 list, sim->desc->name);
+        return 0;
+    }
+    unsigned produces = loader_produces(placer), accepts = loader_accepts(sim);
+    if (produces & accepts)
+        return 1;
+    char made[96], taken[96];
+    loader_kind_words(produces, made, sizeof made);
+    loader_kind_words(accepts, taken, sizeof taken);
+    snprintf(why, n, "placer '%s' returns %s and simulator '%s' evaluates %s", placer->desc->name,
+             made, sim->desc->name, taken);
+    return 0;
+}

@@ -50,6 +50,13 @@ const char *loader_rejected_reason(const loader *l, int i);
  * built before the field existed (ABI 1.0); 0 for plugins of other kinds. */
 unsigned loader_placer_uses(const loader_entry *e);
 
+/* Whether placer plugin `placer` can run with simulator plugin `sim` (ABI 1.4: the simulator
+ * accepts a strategy kind the placer produces, and the placer's simulator list, when it has one,
+ * names the simulator; plugins built before 1.4 produce and accept plain placements).  1 when
+ * it applies; 0 with the reason in why ("placer 'dp-nccl' returns replicated strategies and
+ * simulator 'placeto' evaluates plain placements"). */
+int loader_pair_applies(const loader_entry *placer, const loader_entry *sim, char *why, size_t n);
+
 /* "placer", "simulator", ... for a pb_kind; NULL for an unknown kind. */
 const char *loader_kind_name(int kind);
 /* The pb_kind for a word, or 0. */

@@ -234,6 +234,9 @@ int place_run(const place_request *q, place_result *res, pb_error *err)
     res->initial_us = res->best_us = NAN;
     res->sim_calls = 0;
     res->wall_s = res->cpu_s = 0;
+    char why[256];
+    if (!loader_pair_applies(q->placer->entry, q->simulator->entry, why, sizeof why))
+        return pb_errorf(err, "%s", why);
     place_host h = {0};
     h.q = q;
     h.op_graph = q->graph;

@@ -150,9 +150,42 @@ static unsigned plan_placer_uses(void *ctx, const char *placer)
 {
     const loader_entry *e;
     pb_error ignored;
-    if (loader_find(ctx, PB_KIND_PLACER, placer, &e, &ignored))
+    if (loader_find(((plan *)ctx)->loader, PB_KIND_PLACER, placer, &e, &ignored))
         return PB_USES_EMBEDDING | PB_USES_TRAVERSAL;
     return loader_placer_uses(e);
+}
+
+/* sweep_uses callback: whether the placer runs with the simulator; a pair that does not is
+ * remembered once in plan.skipped.  Plugins that cannot be found apply (the plan's own resolution
+ * then reports why). */
+static int plan_pair_applies(void *ctx, const char *placer, const char *simulator, char *why,
+                             size_t n)
+{
+    plan *p = ctx;
+    const loader_entry *pe, *se;
+    pb_error ignored;
+    if (loader_find(p->loader, PB_KIND_PLACER, placer, &pe, &ignored) ||
+        loader_find(p->loader, PB_KIND_SIMULATOR, simulator, &se, &ignored) ||
+        loader_pair_applies(pe, se, why, n))
+        return 1;
+    for (int i = 0; i < p->n_skipped; i++)
+        if (strcmp(p->skipped[i], why) == 0)
+            return 0;
+    char **grown = realloc(p->skipped, (size_t)(p->n_skipped + 1) * sizeof *grown);
+    char *copy = strdup(why);
+    if (grown)
+        p->skipped = grown;
+    if (grown && copy)
+        p->skipped[p->n_skipped++] = copy;
+    else
+        free(copy);
+    return 0;
+}
+
+void plan_print_skipped(const plan *p, FILE *f)
+{
+    for (int i = 0; i < p->n_skipped; i++)
+        fprintf(f, "skipped: %s (no runs)\n", p->skipped[i]);
 }
 
 int plan_build(experiment *x, plan **out, pb_error *err)
@@ -166,7 +199,7 @@ int plan_build(experiment *x, plan **out, pb_error *err)
     p->x = x;
     strmap_init(&p->cluster_index);
     p->loader = loader_new((const char *const *)x->plugin_path, x->n_plugin_path, err);
-    sweep_uses uses = {plan_placer_uses, p->loader};
+    sweep_uses uses = {plan_placer_uses, p, plan_pair_applies};
     if (!p->loader || sweep_expand(x, &uses, &p->specs, &p->n_runs, err)) {
         plan_free(p);
         return PB_ERR;
@@ -214,6 +247,9 @@ void plan_free(plan *p)
         cluster_free(p->clusters[i].cluster);
     free(p->clusters);
     strmap_free(&p->cluster_index);
+    for (int i = 0; i < p->n_skipped; i++)
+        free(p->skipped[i]);
+    free(p->skipped);
     loader_free(p->loader);
     experiment_free(p->x);
     free(p);

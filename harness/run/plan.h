@@ -10,6 +10,8 @@
 #include "plugin/options.h"
 #include "sweep.h"
 
+#include <stdio.h>
+
 /* A plugin of one run: what was loaded and its resolved options. */
 typedef struct plan_plugin {
     const loader_entry *entry; /* NULL when the run has no plugin of this kind */
@@ -44,6 +46,10 @@ typedef struct plan {
     plan_cluster *clusters;
     int n_clusters, cap_clusters;
     strmap cluster_index; /* "preset\ndevices\nseed" -> index into clusters */
+    /* Placer/simulator pairs of the experiment that do not apply (no runs made), each once:
+     * why the pair was skipped (loader_pair_applies). */
+    char **skipped;
+    int n_skipped;
 } plan;
 
 /* Builds the plan of experiment x (taking ownership of x in all cases).  Each run's cluster is
@@ -52,6 +58,9 @@ typedef struct plan {
  * is measured on the same cluster.  Errors carry the config's file:line.  Caller frees with
  * plan_free. */
 int plan_build(experiment *x, plan **out, pb_error *err);
+
+/* Prints "skipped: <why>" to f for each pair the plan skipped (plan.skipped). */
+void plan_print_skipped(const plan *p, FILE *f);
 void plan_free(plan *p);
 
 #endif

@@ -394,6 +394,11 @@ static int sweep_expand_plugins(sweep_state *st, pb_error *err)
         for (int p = 0; p < sweep_count(&x->placers); p++) {
             st->plugin[0] = sweep_pick(&x->simulators, s);
             st->plugin[1] = sweep_pick(&x->placers, p);
+            char why[256];
+            if (st->plugin[0] && st->plugin[1] && st->uses && st->uses->applies &&
+                !st->uses->applies(st->uses->ctx, st->plugin[1]->name, st->plugin[0]->name, why,
+                                   sizeof why))
+                continue;
             if (sweep_expand_helpers(st, err))
                 return PB_ERR;
         }

@@ -34,6 +34,9 @@ typedef struct run_spec {
 typedef struct sweep_uses {
     unsigned (*fn)(void *ctx, const char *placer);
     void *ctx;
+    /* Optional: 0 when `placer` cannot run with `simulator` (the sweep then makes no runs of the
+     * pair), with the reason written into why; 1 when it can. */
+    int (*applies)(void *ctx, const char *placer, const char *simulator, char *why, size_t n);
 } sweep_uses;
 
 /*

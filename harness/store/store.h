@@ -198,6 +198,10 @@ typedef struct store_board_row {
     char *entry;   /* "placeto / placeto-gnn / topo" (owned) */
     int n_runs, n_ok;
     double mean_us, mean_search_s, mean_sim_calls;
+    /* Monetary cost over the ok runs whose best strategy is feasible (NAN when none or no cost
+     * recorded), and how many they are. */
+    double mean_cost;
+    int n_feasible;
 } store_board_row;
 
 /* Appends the file's cells, sorted by problem then entry, to *rows[*n] (grown with realloc; free

@@ -12,7 +12,9 @@ static const char store_board_sql[] =
     " COALESCE(traversal, ''), count(*), sum(status = 0),"
     " avg(CASE WHEN status = 0 THEN best_us END),"
     " avg(CASE WHEN status = 0 THEN search_wall_s END),"
-    " avg(CASE WHEN status = 0 THEN sim_calls END)"
+    " avg(CASE WHEN status = 0 THEN sim_calls END),"
+    " avg(CASE WHEN status = 0 AND COALESCE(feasible, 1) THEN monetary_cost END),"
+    " sum(status = 0 AND COALESCE(feasible, 1))"
     " FROM runs GROUP BY 1, 2, 3, 4, 5, 6, 7 ORDER BY 1, 2, 3, 4, 5, 6, 7";
 
 /* A column that may be NULL, as a double (NAN for NULL). */
@@ -74,6 +76,8 @@ int store_board_rows(store *s, store_board_row **rows, int *n, pb_error *err)
         r->mean_us = store_board_double(st, 9);
         r->mean_search_s = store_board_double(st, 10);
         r->mean_sim_calls = store_board_double(st, 11);
+        r->mean_cost = store_board_double(st, 12);
+        r->n_feasible = sqlite3_column_int(st, 13);
     }
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE)

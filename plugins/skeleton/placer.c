@@ -104,6 +104,8 @@ static const pb_placer_ops skeleton_ops = {
     .destroy = skeleton_destroy,
     .place = skeleton_place,
     .uses = 0, /* PB_USES_EMBEDDING / PB_USES_TRAVERSAL when the placer reads them */
+    .produces = PB_KIND_BIT(PB_STRATEGY_PLACEMENT), /* the strategy kinds place() returns */
+    .simulators = NULL, /* or "name,name": the only simulators this placer works with */
 };
 
 PB_PLUGIN_WITH_OPTIONS(PB_KIND_PLACER, "skeleton-placer", "1.0",

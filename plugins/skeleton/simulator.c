@@ -88,6 +88,7 @@ static const pb_simulator_ops skeleton_ops = {
     .prepare = skeleton_prepare,
     .release = skeleton_release,
     .evaluate = skeleton_evaluate,
+    .accepts = PB_KIND_BIT(PB_STRATEGY_PLACEMENT), /* the strategy kinds evaluate() takes */
 };
 
 PB_PLUGIN(PB_KIND_SIMULATOR, "skeleton-simulator", "1.0",

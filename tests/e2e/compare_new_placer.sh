@@ -69,4 +69,28 @@ topo_so=$(find "$WORK/prefix" -name traversal-topo.so | head -1)
 grep -q "one of the suite's own placers" own.err || fail "no reason for refusing a built-in: $(cat own.err)"
 "$pb" compare "$topo_so" --suite e2e/suite_tiny.lua --quiet 2> kind.err && fail "a traversal plugin was compared"
 grep -q "a traversal plugin, not a placer" kind.err || fail "no reason for refusing a traversal: $(cat kind.err)"
+
+# A suite folder: one experiment per simulator.  Placers that do not apply to a problem file's
+# simulator are skipped with the reason; the HeterPS problem is ranked by monetary cost.
+"$pb" compare myplacer/build/myplacer.so --suite e2e/mixed --no-plot > mixed.md 2> mixed.err \
+    || { cat mixed.err; fail "compare on a suite folder failed"; }
+grep -q "skipped: placer 'dp-nccl' returns replicated strategies and simulator 'placeto' evaluates plain placements" mixed.err \
+    || fail "dp-nccl not skipped with its reason: $(cat mixed.err)"
+grep -q "skipped: placer 'greedy' works only with simulator heterps, not 'placeto'" mixed.err \
+    || fail "greedy not skipped with its reason: $(cat mixed.err)"
+grep -q '^## myplacer on suite-mixed' mixed.md || fail "no suite-mixed leaderboard: $(head -3 mixed.md)"
+[ "$(grep -c '^### ' mixed.md)" = 3 ] || fail "not 2 problem tables and the overall one: $(grep '^###' mixed.md)"
+grep -q '^### nce, 2 devices, heterps-types, heterps (ranked by monetary cost of feasible plans)$' mixed.md \
+    || fail "the HeterPS problem is not ranked by cost: $(grep '^###' mixed.md)"
+# In the cost table (columns: rank, placer, step time, cost, ...) ranks follow the costs, and
+# brute force, exact over all 2^L plans, ranks first (perhaps tied).
+awk -F'|' '/^### .*heterps/{on=1; next} /^### /{on=0}
+           on && /^\| [0-9]+ \|/ && $5 ~ /[0-9]/ {n++; c=$5+0; r=$2+0
+               if (prev != "" && c < prev) bad=1
+               if (prev != "" && c > prev && r != n) bad=1
+               if ($3 ~ /brute-force/ && r != 1) bad=1
+               prev=c}
+           END {exit bad || n < 5}' mixed.md || fail "cost ranks wrong: $(cat mixed.md)"
+[ "$(sql results/mixed-placeto.db "select count(*) from runs where placer in ('dp-nccl','greedy')")" = 0 ] \
+    || fail "skipped placers made runs"
 echo ok

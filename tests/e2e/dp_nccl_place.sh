@@ -68,12 +68,13 @@ r=$(place random --cluster gdp-p100 --devices 4 --sim-calls 5) || fail "random o
 r=$(place dp-nccl --cluster tag-random --devices 6) || fail "dp-nccl on tag-random failed"
 echo "ok: single-device, random and dp-nccl on the other presets"
 
-# A simulator of plain placements refuses the strategy, and the placer says what it asked for.
+# The placeto simulator evaluates plain placements only (ABI 1.4 declarations): the pair is
+# refused before anything runs, naming both plugins and the strategy kinds.
 if "$PB_BIN" place --graph "$g" --placer dp-nccl --devices 2 >out.txt 2>err.txt; then
     fail "dp-nccl on the placeto simulator succeeded: $(cat out.txt)"
 fi
 [ "$(wc -l <err.txt)" = 1 ] || fail "more than one error line: $(cat err.txt)"
-grep -q "dp-nccl: the simulator did not take the data-parallel strategy.*not a plain placement" \
+grep -q "placer 'dp-nccl' returns replicated strategies and simulator 'placeto' evaluates plain placements" \
     err.txt || fail "unclear refusal: $(cat err.txt)"
 if place dp-nccl --cluster tag-testbed --devices 4 --out p.json >out.txt 2>err.txt; then
     fail "--out with a replicated strategy succeeded"

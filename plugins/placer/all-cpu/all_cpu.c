@@ -52,6 +52,8 @@ static const pb_placer_ops all_cpu_ops = {
     .create = all_cpu_create,
     .destroy = all_cpu_destroy,
     .place = all_cpu_place,
+    /* a plan of per-layer resource types, costed by the HeterPS model only */
+    .simulators = "heterps",
 };
 
 PB_PLUGIN_WITH_OPTIONS(

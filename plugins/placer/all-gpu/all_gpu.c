@@ -55,6 +55,8 @@ static const pb_placer_ops all_gpu_ops = {
     .create = all_gpu_create,
     .destroy = all_gpu_destroy,
     .place = all_gpu_place,
+    /* a plan of per-layer resource types, costed by the HeterPS model only */
+    .simulators = "heterps",
 };
 
 PB_PLUGIN_WITH_OPTIONS(PB_KIND_PLACER, "all-gpu", "1.0",

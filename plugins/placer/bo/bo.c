@@ -293,6 +293,8 @@ static const pb_placer_ops bo_ops = {
     .create = bo_create,
     .destroy = bo_destroy,
     .place = bo_place,
+    /* a plan of per-layer resource types, costed by the HeterPS model only */
+    .simulators = "heterps",
 };
 
 PB_PLUGIN_WITH_OPTIONS(PB_KIND_PLACER, "bo", "1.0",

@@ -117,6 +117,8 @@ static const pb_placer_ops bf_ops = {
     .create = bf_create,
     .destroy = bf_destroy,
     .place = bf_place,
+    /* a plan of per-layer resource types, costed by the HeterPS model only */
+    .simulators = "heterps",
 };
 
 PB_PLUGIN_WITH_OPTIONS(PB_KIND_PLACER, "brute-force", "1.0",

@@ -215,6 +215,8 @@ static const pb_placer_ops genetic_ops = {
     .create = genetic_create,
     .destroy = genetic_destroy,
     .place = genetic_place,
+    /* a plan of per-layer resource types, costed by the HeterPS model only */
+    .simulators = "heterps",
 };
 
 PB_PLUGIN_WITH_OPTIONS(PB_KIND_PLACER, "genetic", "1.0",

@@ -66,6 +66,8 @@ static const pb_placer_ops greedy_ops = {
     .create = greedy_create,
     .destroy = greedy_destroy,
     .place = greedy_place,
+    /* a plan of per-layer resource types, costed by the HeterPS model only */
+    .simulators = "heterps",
 };
 
 PB_PLUGIN(PB_KIND_PLACER, "greedy", "1.0",

@@ -66,6 +66,8 @@ static const pb_placer_ops heuristic_ops = {
     .create = heuristic_create,
     .destroy = heuristic_destroy,
     .place = heuristic_place,
+    /* a plan of per-layer resource types, costed by the HeterPS model only */
+    .simulators = "heterps",
 };
 
 PB_PLUGIN_WITH_OPTIONS(PB_KIND_PLACER, "heuristic", "1.0",

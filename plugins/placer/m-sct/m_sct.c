@@ -5,41 +5,32 @@
 
 #include <stdlib.h>
 
-static int m_sct_create(const pb_create_args *a, void **instance, pb_error *err)
-{
-    (void)err;
-    *instance = (void *)a->host; /* the host is all the placer keeps */
-    return PB_OK;
-}
-
-static void m_sct_destroy(void *instance)
-{
-    (void)instance;
-}
-
 static int m_sct_place(void *instance, const pb_problem *p, pb_strategy *best, double *initial_us,
                        pb_error *err)
 {
+    const baechi_instance *b = instance;
     int *favorite = malloc((size_t)(p->graph->n_nodes > 0 ? p->graph->n_nodes : 1) * sizeof(int));
     if (!favorite)
         return pb_errorf(err, "out of memory");
-    int rc = baechi_favorite_children(p->graph, p->cluster, favorite, NULL, err) ||
-             baechi_schedule(p->graph, p->cluster, favorite, best->device, NULL, err);
+    int rc =
+        baechi_favorite_children(p->graph, p->cluster, favorite, NULL, err) ||
+        baechi_schedule(p->graph, p->cluster, favorite, b->device_speed, best->device, NULL, err);
     free(favorite);
     if (rc)
         return PB_ERR;
-    return baechi_report(instance, best, initial_us, err);
+    return baechi_report(b->host, best, initial_us, err);
 }
 
 static const pb_placer_ops m_sct_ops = {
     .struct_size = sizeof(pb_placer_ops),
-    .create = m_sct_create,
-    .destroy = m_sct_destroy,
+    .create = baechi_create,
+    .destroy = baechi_destroy,
     .place = m_sct_place,
     .uses = 0,
 };
 
-PB_PLUGIN(PB_KIND_PLACER, "m-sct", "1.0",
-          "Baechi m-SCT: ETF that keeps favourite children (from an LP solved with CLP) on their "
-          "parent's device",
-          NULL, 0, &m_sct_ops);
+PB_PLUGIN_WITH_OPTIONS(
+    PB_KIND_PLACER, "m-sct", "1.1",
+    "Baechi m-SCT: ETF that keeps favourite children (from an LP solved with CLP) on their "
+    "parent's device",
+    baechi_options, baechi_opts, &m_sct_ops);

@@ -99,7 +99,10 @@ static int random_place(void *instance, const pb_problem *p, pb_strategy *best, 
 }
 
 static const pb_placer_ops random_ops = {
-    sizeof(pb_placer_ops), random_create, random_destroy, random_place, NULL, NULL, NULL, 0,
+    .struct_size = sizeof(pb_placer_ops),
+    .create = random_create,
+    .destroy = random_destroy,
+    .place = random_place,
 };
 
 PB_PLUGIN_WITH_OPTIONS(PB_KIND_PLACER, "random", "1.0",

@@ -40,7 +40,11 @@ static int rr_place(void *instance, const pb_problem *p, pb_strategy *best, doub
 }
 
 static const pb_placer_ops rr_ops = {
-    sizeof(pb_placer_ops), rr_create, rr_destroy, rr_place, NULL, NULL, NULL, PB_USES_TRAVERSAL,
+    .struct_size = sizeof(pb_placer_ops),
+    .create = rr_create,
+    .destroy = rr_destroy,
+    .place = rr_place,
+    .uses = PB_USES_TRAVERSAL,
 };
 
 PB_PLUGIN(PB_KIND_PLACER, "round-robin", "1.0",

@@ -61,7 +61,10 @@ static int single_place(void *instance, const pb_problem *p, pb_strategy *best, 
 }
 
 static const pb_placer_ops single_ops = {
-    sizeof(pb_placer_ops), single_create, single_destroy, single_place, NULL, NULL, NULL, 0,
+    .struct_size = sizeof(pb_placer_ops),
+    .create = single_create,
+    .destroy = single_destroy,
+    .place = single_place,
 };
 
 PB_PLUGIN_WITH_OPTIONS(PB_KIND_PLACER, "single-device", "1.0",

@@ -137,6 +137,8 @@ typedef struct baechi_sched {
     double *used;     /* [nd] bytes placed on the device */
     double *est;      /* [nd] scratch: start times of one node on each device */
     double *wait_for; /* [nd] start time of the reserved child on the device */
+    double *speed;    /* [nd] compute speed of the device (all 1 unless device_speed applies) */
+    int by_finish;    /* choose by earliest finish (device types of different speeds) */
 } baechi_sched;
 
 static void baechi_sched_free(baechi_sched *s)
@@ -154,10 +156,18 @@ static void baechi_sched_free(baechi_sched *s)
     free(s->used);
     free(s->est);
     free(s->wait_for);
+    free(s->speed);
+}
+
+/* Compute speed of device d relative to the graph's costs (1 when the type does not say). */
+static double baechi_device_speed(const pb_cluster *c, int d)
+{
+    double speed = pb_cluster_type(c, c->device_type[d])->speed_vs_ref;
+    return speed > 0 ? speed : 1;
 }
 
 static int baechi_sched_init(baechi_sched *s, const pb_graph *g, const pb_cluster *c,
-                             const int *favorite, pb_error *err)
+                             const int *favorite, int device_speed, pb_error *err)
 {
     memset(s, 0, sizeof *s);
     s->g = g;
@@ -179,11 +189,18 @@ static int baechi_sched_init(baechi_sched *s, const pb_graph *g, const pb_cluste
     s->used = calloc(nd, sizeof(double));
     s->est = calloc(nd, sizeof(double));
     s->wait_for = calloc(nd, sizeof(double));
+    s->speed = malloc(nd * sizeof(double));
     if (!s->device || !s->rank || !s->pending || !s->ready || !s->end || !s->last || !s->reserved ||
-        !s->avail || !s->bus || !s->bus_try || !s->used || !s->est || !s->wait_for) {
+        !s->avail || !s->bus || !s->bus_try || !s->used || !s->est || !s->wait_for || !s->speed) {
         baechi_sched_free(s);
         return pb_errorf(err, "out of memory");
     }
+    for (int d = 0; d < s->nd; d++) {
+        s->speed[d] = device_speed ? baechi_device_speed(c, d) : 1;
+        s->by_finish |= s->speed[d] != s->speed[0];
+    }
+    for (int d = 0; s->by_finish == 0 && d < s->nd; d++)
+        s->speed[d] = 1;   /* identical devices: Baechi's own model, whatever their speed */
     int *order = s->ready; /* borrowed as scratch before the first node is ready */
     if (baechi_topo_order(g, order, s->rank, err)) {
         baechi_sched_free(s);
@@ -267,7 +284,7 @@ static void baechi_commit(baechi_sched *s, int i, int d)
     int v = s->ready[i];
     double start = fmax(s->avail[d], baechi_inputs_ready(s, v, d, s->bus));
     s->device[v] = d;
-    s->end[v] = start + baechi_node_us(s->g, s->c, v);
+    s->end[v] = start + baechi_node_us(s->g, s->c, v) / s->speed[d];
     s->avail[d] = s->end[v];
     s->used[d] += baechi_node_bytes(s->g, v);
     s->last[d] = v;
@@ -293,6 +310,8 @@ static void baechi_choose(baechi_sched *s, int *best_i, int *best_d)
             double key = s->est[d];
             if (!isfinite(key))
                 continue;
+            if (s->by_finish)
+                key += baechi_node_us(s->g, s->c, v) / s->speed[d];
             if (s->reserved[d] >= 0 && s->reserved[d] != v) {
                 if (!(urgent < s->wait_for[d]))
                     continue;
@@ -311,11 +330,11 @@ static void baechi_choose(baechi_sched *s, int *best_i, int *best_d)
     }
 }
 
-int baechi_schedule(const pb_graph *g, const pb_cluster *c, const int *favorite, int *device,
-                    double *makespan_us, pb_error *err)
+int baechi_schedule(const pb_graph *g, const pb_cluster *c, const int *favorite, int device_speed,
+                    int *device, double *makespan_us, pb_error *err)
 {
     baechi_sched s;
-    if (baechi_sched_init(&s, g, c, favorite, err))
+    if (baechi_sched_init(&s, g, c, favorite, device_speed, err))
         return PB_ERR;
     for (int placed = 0; placed < s.n; placed++) {
         int i, d;
@@ -453,4 +472,34 @@ int baechi_report(const pb_host *h, pb_strategy *best, double *initial_us, pb_er
                       .sim_calls = 1};
     h->progress(h->ctx, &pr);
     return PB_OK;
+}
+
+/* ---------------------------------------------------------------- the plugins' options */
+
+const pb_option_def baechi_options[BAECHI_N_OPTIONS] = {
+    {.name = "device_speed",
+     .type = PB_OPT_BOOL,
+     .default_value = "true",
+     .min = 1,
+     .max = 0,
+     .help = "on device types of different speeds (speed_vs_ref), plan with each device's own "
+             "compute time and choose the earliest finish, not the earliest start (Baechi "
+             "assumes identical devices; identical devices are planned as Baechi does)",
+     .offset = offsetof(baechi_opts, device_speed)}};
+
+int baechi_create(const pb_create_args *a, void **instance, pb_error *err)
+{
+    baechi_instance *b = malloc(sizeof *b);
+    if (!b)
+        return pb_errorf(err, "out of memory");
+    const baechi_opts *o = a->options;
+    b->host = a->host;
+    b->device_speed = o ? o->device_speed : 1;
+    *instance = b;
+    return PB_OK;
+}
+
+void baechi_destroy(void *instance)
+{
+    free(instance);
 }

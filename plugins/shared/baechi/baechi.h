@@ -44,11 +44,33 @@ int baechi_topo(const pb_graph *g, const pb_cluster *c, int *device, pb_error *e
  * whose latest start over all devices comes before f's start there (v then goes at the time it
  * became urgent).
  *
+ * device_speed (the plugins' option of that name; Baechi itself assumes identical devices): on a
+ * cluster whose device types differ in speed_vs_ref, node v takes baechi_node_us / speed on a
+ * device and the pair with the earliest finish (start + that time) is chosen instead of the
+ * earliest start, so that a slow device (GDP's host CPU) is not filled first because it is free
+ * first.  On identical devices, or with device_speed 0, the schedule is Baechi's.
+ *
  * device[] (caller-owned, n_nodes ints) receives the placement; *makespan_us (may be NULL) the
  * schedule's own estimate of the step time.
  */
-int baechi_schedule(const pb_graph *g, const pb_cluster *c, const int *favorite, int *device,
-                    double *makespan_us, pb_error *err);
+int baechi_schedule(const pb_graph *g, const pb_cluster *c, const int *favorite, int device_speed,
+                    int *device, double *makespan_us, pb_error *err);
+
+/* The options of m-etf and m-sct, and the instance they keep. */
+typedef struct baechi_opts {
+    int device_speed;
+} baechi_opts;
+
+typedef struct baechi_instance {
+    const pb_host *host;
+    int device_speed;
+} baechi_instance;
+
+/* The option table of m-etf and m-sct (BAECHI_N_OPTIONS entries), and their create/destroy. */
+#define BAECHI_N_OPTIONS 1
+extern const pb_option_def baechi_options[BAECHI_N_OPTIONS];
+int baechi_create(const pb_create_args *a, void **instance, pb_error *err);
+void baechi_destroy(void *instance);
 
 /*
  * m-SCT's favourite children: the LP relaxation of the scheduling problem on unboundedly many

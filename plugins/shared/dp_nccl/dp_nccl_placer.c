@@ -110,7 +110,11 @@ static int dp_place(void *instance, const pb_problem *prob, pb_strategy *best, d
 }
 
 static const pb_placer_ops dp_ops = {
-    sizeof(pb_placer_ops), dp_create, dp_destroy, dp_place, NULL, NULL, NULL, 0,
+    .struct_size = sizeof(pb_placer_ops),
+    .create = dp_create,
+    .destroy = dp_destroy,
+    .place = dp_place,
+    .produces = PB_KIND_BIT(PB_STRATEGY_REPLICATED),
 };
 
 PB_PLUGIN(PB_KIND_PLACER, DP_NCCL_NAME, "1.0", DP_NCCL_DESCRIPTION, NULL, 0, &dp_ops);

@@ -394,6 +394,8 @@ static const pb_placer_ops hrl_ops = {
     .create = hrl_create,
     .destroy = hrl_destroy,
     .place = hrl_place,
+    /* a plan of per-layer resource types, costed by the HeterPS model only */
+    .simulators = "heterps",
 };
 
 PB_PLUGIN_WITH_OPTIONS(PB_KIND_PLACER, HRL_NAME, "1.0", HRL_ABOUT, hrl_options, hrl_opts, &hrl_ops);

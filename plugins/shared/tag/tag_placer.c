@@ -386,15 +386,15 @@ static int tag_placer_place(void *instance, const pb_problem *prob, pb_strategy 
     return PB_OK;
 }
 
+/* Its strategies use PB_REPL_SPLIT (model parallelism), which only the topology simulator
+ * resolves (by METIS); other simulators of replicated strategies would refuse them. */
 static const pb_placer_ops tag_placer_ops = {
-    sizeof(pb_placer_ops),
-    tag_placer_create,
-    tag_placer_destroy,
-    tag_placer_place,
-    NULL,
-    NULL,
-    NULL,
-    0,
+    .struct_size = sizeof(pb_placer_ops),
+    .create = tag_placer_create,
+    .destroy = tag_placer_destroy,
+    .place = tag_placer_place,
+    .produces = PB_KIND_BIT(PB_STRATEGY_REPLICATED),
+    .simulators = "topology",
 };
 
 PB_PLUGIN_WITH_OPTIONS(PB_KIND_PLACER, TAG_PLACER_NAME, "1.0", TAG_PLACER_DESCRIPTION, tag_options,

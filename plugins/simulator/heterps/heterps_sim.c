@@ -235,6 +235,7 @@ static const pb_simulator_ops hsim_ops = {
     .prepare = hsim_prepare,
     .release = hsim_release,
     .evaluate = hsim_evaluate,
+    .accepts = PB_KIND_BIT(PB_STRATEGY_PLACEMENT) | PB_KIND_BIT(PB_STRATEGY_PROVISIONED),
 };
 
 PB_PLUGIN_WITH_OPTIONS(

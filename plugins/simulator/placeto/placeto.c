@@ -1145,9 +1145,15 @@ static void placeto_destroy(void *instance)
     (void)instance;
 }
 
-static const pb_simulator_ops placeto_ops = {sizeof(pb_simulator_ops), placeto_create,
-                                             placeto_destroy,          placeto_prepare,
-                                             placeto_release,          placeto_evaluate};
+static const pb_simulator_ops placeto_ops = {
+    .struct_size = sizeof(pb_simulator_ops),
+    .create = placeto_create,
+    .destroy = placeto_destroy,
+    .prepare = placeto_prepare,
+    .release = placeto_release,
+    .evaluate = placeto_evaluate,
+    .accepts = PB_KIND_BIT(PB_STRATEGY_PLACEMENT),
+};
 
 PB_PLUGIN(PB_KIND_SIMULATOR, "placeto", "1.0",
           "Placeto event simulator (tf_sim.py): per-device FIFO, one outgoing bus per device, "

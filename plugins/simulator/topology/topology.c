@@ -874,6 +874,7 @@ static const pb_simulator_ops topo_ops = {
     .prepare = topo_prepare,
     .release = topo_release,
     .evaluate = topo_evaluate,
+    .accepts = PB_KIND_BIT(PB_STRATEGY_PLACEMENT) | PB_KIND_BIT(PB_STRATEGY_REPLICATED),
 };
 
 PB_PLUGIN_WITH_OPTIONS(PB_KIND_SIMULATOR, "topology", "1.0",

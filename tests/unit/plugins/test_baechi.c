@@ -128,8 +128,42 @@ static void test_etf_earliest_start(void **state)
     int device[3], want[3] = {0, 0, 0};
     double makespan;
     pb_error err;
-    assert_int_equal(baechi_schedule(g, &t.c, NULL, device, &makespan, &err), PB_OK);
+    assert_int_equal(baechi_schedule(g, &t.c, NULL, 1, device, &makespan, &err), PB_OK);
     expect_placement(device, want, 3);
+    assert_true(makespan == 50);
+    graph_free(g);
+}
+
+/* The fork on a slow device 0 (speed 0.1, a host CPU) and a fast device 1 (speed 1).  With
+ * device_speed: A takes 100 on device 0 and 10 on device 1, so it finishes first on device 1
+ * (0-10).  B then finishes at 15 + 200 on device 0 and at 10 + 20 = 30 on device 1; C at
+ * 60 + 200 or 30: both pairs on device 1 end at 30, B goes first by rank (10-30), then C ends at
+ * 50 on device 1 and at 260 on device 0.  Everything on device 1, makespan 50.  Without
+ * device_speed the schedule is Baechi's (everything on device 0, as above), and identical
+ * devices of speed 2 are planned as Baechi does too. */
+static void test_etf_device_speed(void **state)
+{
+    (void)state;
+    pb_graph *g = test_graph(fork_nodes, 3, fork_edges, 2);
+    test_cluster t;
+    test_cluster_init(&t, 0);
+    pb_device_type types[2] = {t.type, t.type};
+    types[0].speed_vs_ref = 0.1;
+    t.c.types = types;
+    t.c.n_types = 2;
+    t.device_type[1] = 1;
+    int device[3], fast[3] = {1, 1, 1}, first[3] = {0, 0, 0};
+    double makespan;
+    pb_error err;
+    assert_int_equal(baechi_schedule(g, &t.c, NULL, 1, device, &makespan, &err), PB_OK);
+    expect_placement(device, fast, 3);
+    assert_true(makespan == 50);
+    assert_int_equal(baechi_schedule(g, &t.c, NULL, 0, device, &makespan, &err), PB_OK);
+    expect_placement(device, first, 3);
+    assert_true(makespan == 50);
+    types[0].speed_vs_ref = types[1].speed_vs_ref = 2;
+    assert_int_equal(baechi_schedule(g, &t.c, NULL, 1, device, &makespan, &err), PB_OK);
+    expect_placement(device, first, 3);
     assert_true(makespan == 50);
     graph_free(g);
 }
@@ -147,16 +181,16 @@ static void test_etf_memory_limit(void **state)
     int device[2], want_tight[2] = {0, 1}, want_free[2] = {0, 0};
     double makespan;
     pb_error err;
-    assert_int_equal(baechi_schedule(g, &t.c, NULL, device, &makespan, &err), PB_OK);
+    assert_int_equal(baechi_schedule(g, &t.c, NULL, 1, device, &makespan, &err), PB_OK);
     expect_placement(device, want_tight, 2);
     assert_true(makespan == 25);
     test_cluster_init(&t, 0);
-    assert_int_equal(baechi_schedule(g, &t.c, NULL, device, &makespan, &err), PB_OK);
+    assert_int_equal(baechi_schedule(g, &t.c, NULL, 1, device, &makespan, &err), PB_OK);
     expect_placement(device, want_free, 2);
     assert_true(makespan == 20);
     /* Devices of 4 bytes: A (5 bytes) fits nowhere. */
     test_cluster_init(&t, 4);
-    assert_int_equal(baechi_schedule(g, &t.c, NULL, device, &makespan, &err), PB_ERR);
+    assert_int_equal(baechi_schedule(g, &t.c, NULL, 1, device, &makespan, &err), PB_ERR);
     graph_free(g);
 }
 
@@ -191,7 +225,7 @@ static void test_sct_keeps_favorite_child(void **state)
     double makespan;
     pb_error err;
     assert_int_equal(baechi_favorite_children(g, &t.c, favorite, NULL, &err), PB_OK);
-    assert_int_equal(baechi_schedule(g, &t.c, favorite, device, &makespan, &err), PB_OK);
+    assert_int_equal(baechi_schedule(g, &t.c, favorite, 1, device, &makespan, &err), PB_OK);
     expect_placement(device, want, 3);
     assert_true(makespan == 35);
     graph_free(g);
@@ -204,6 +238,7 @@ int main(void)
         cmocka_unit_test(test_topo_respects_device_memory),
         cmocka_unit_test(test_etf_earliest_start),
         cmocka_unit_test(test_etf_memory_limit),
+        cmocka_unit_test(test_etf_device_speed),
         cmocka_unit_test(test_sct_favorite_child),
         cmocka_unit_test(test_sct_keeps_favorite_child),
     };

@@ -1,0 +1,52 @@
+-- zoo.lua — the suites' problems on the topology simulator: model-zoo training graphs on the TAG
+-- testbed (V100-32G NVLink, 1080Ti and P100 machines, 100 Gbps) and on GDP's P100 machine (a
+-- host CPU first, then the P100s), with every placer that returns a plain placement or a
+-- replicated strategy.  One file of the suite folder configs/suite/ (profiles quick and full;
+-- without a profile: quick).  Generate the graphs first:
+--   placebench dataset gen vgg19 --out datasets/zoo          (and bert-small; full: every model)
+local plain = {
+  -- baselines
+  "single-device",
+  "round-robin",
+  "random",
+  -- Baechi (Jeon et al., SoCC 2020)
+  "m-topo",
+  "m-etf",
+  "m-sct",
+}
+local replicated = {
+  -- data parallelism (TAG's baselines)
+  "dp-nccl",
+  "dp-nccl-p",
+}
+local placers = {}
+for _, list in ipairs({ plain, replicated }) do
+  for _, p in ipairs(list) do
+    placers[#placers + 1] = p
+  end
+end
+
+return experiment {
+  name      = "suite-quick-zoo",
+  datasets  = { "datasets/zoo/vgg19.json", "datasets/zoo/bert-small.json" },
+  devices   = { 4, 8 },
+  cluster   = { "tag-testbed", "gdp-p100" },
+  simulator = "topology",
+  placer    = placers,
+  traversal = "topo",
+  sim_calls = 200,
+  timeout   = 300,
+  repeats   = 2,
+  seed      = 1,
+  profiles  = {
+    quick = {},
+    full  = {
+      name      = "suite-full-zoo",
+      datasets  = "datasets/zoo",
+      devices   = { 2, 4, 8 },
+      sim_calls = 1000,
+      timeout   = 1800,
+      repeats   = 3,
+    },
+  },
+}
