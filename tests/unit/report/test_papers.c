@@ -110,6 +110,26 @@ static void test_heterps(void **state)
         assert_int_equal(papers_heterps_display_at(t, names, 4, q), expect[q]);
 }
 
+/* TAG's Table 4 as transcribed (paper_tag.c): six models, GPUs per type within the testbed's
+ * 4 V100 / 8 1080Ti / 4 P100, PS + AR at most 100 %; spot values from the paper's table. */
+static void check_tag_table(const papers_tag_tables *t)
+{
+    assert_int_equal(t->n_models, 6);
+    const double most[3] = {4, 8, 4};
+    for (int i = 0; i < t->n_models; i++) {
+        for (int k = 0; k < 3; k++)
+            assert_true(t->models[i].replication[k] >= 0 && t->models[i].replication[k] <= most[k]);
+        assert_true(t->models[i].ps_pct + t->models[i].ar_pct <= 100 + 1e-9);
+    }
+    assert_string_equal(t->types[1], "1080Ti");
+    assert_string_equal(t->models[1].model, "vgg19");
+    assert_float_equal(t->models[1].replication[1], 2.1, 1e-12);
+    assert_float_equal(t->models[4].ps_pct, 15.0, 1e-12);
+    assert_float_equal(t->speedup_dp_pct.lo, 8, 0);
+    assert_float_equal(t->speedup_dp_pct.hi, 456, 0);
+    assert_float_equal(t->speedup_dpp_pct.hi, 391, 0);
+}
+
 static void test_registered(void **state)
 {
     (void)state;
@@ -117,19 +137,22 @@ static void test_registered(void **state)
     for (const papers_paper *p; (p = papers_at(n)); n++) {
         assert_non_null(p->name);
         assert_non_null(p->placer);
-        assert_true(p->orders || p->embeddings || p->heterps);
+        assert_true(p->orders || p->embeddings || p->heterps || p->tag);
         if (p->orders)
             check_order_table(p->orders);
         if (p->embeddings)
             check_embedding_table(p->embeddings);
         if (p->heterps)
             check_heterps_table(p->heterps);
+        if (p->tag)
+            check_tag_table(p->tag);
     }
-    assert_int_equal(n, 3);
+    assert_int_equal(n, 4);
     assert_null(papers_at(-1));
     assert_string_equal(papers_with_orders()->name, "traversal-order paper");
     assert_string_equal(papers_with_embeddings()->name, "embedding paper");
     assert_string_equal(papers_with_heterps()->name, "HeterPS paper");
+    assert_string_equal(papers_with_tag()->name, "TAG paper");
 }
 
 static void test_display_order(void **state)
