@@ -778,8 +778,9 @@ int tag_mcts_selfplay(tag_mcts *m, tag_prior_fn prior, void *prior_ctx, uint64_t
         return pb_errorf(err, "out of memory");
     int rc = PB_OK, moves = G / 4 > 0 ? G / 4 : 1, leaf;
     for (int i = 0; i < moves && rc == PB_OK && m->nodes[root].depth < G; i++) {
-        double want = fmin((double)(G - i) * ldexp(8, m->st.n_tasks), (double)limit);
-        /* tag_mcts_stop at playout 0: only the budget and the deadline stop self-play. */
+        /* At least 2 visits: the root's own and one below it to learn from.  tag_mcts_stop at
+         * playout 0: only the budget and the deadline stop self-play. */
+        double want = fmax(2, fmin((double)(G - i) * ldexp(8, m->st.n_tasks), (double)limit));
         while (rc == PB_OK && (m->nodes[root].visits < want || m->nodes[root].n_children == 0) &&
                !tag_mcts_stop(m, 0, start))
             rc = tag_mcts_playout(m, root, prior, prior_ctx, &leaf, err);
@@ -788,8 +789,13 @@ int tag_mcts_selfplay(tag_mcts *m, tag_prior_fn prior, void *prior_ctx, uint64_t
         for (int a = 0; a < n_actions; a++)
             visits[a] = 0;
         const tag_node *nd = &m->nodes[root];
-        for (int k = 0; k < nd->n_children; k++)
+        double total = 0;
+        for (int k = 0; k < nd->n_children; k++) {
             visits[m->nodes[nd->child0 + k].action] = m->nodes[nd->child0 + k].visits;
+            total += m->nodes[nd->child0 + k].visits;
+        }
+        if (total == 0)
+            break; /* the budget stopped it before any child was visited */
         /* The root's state with the feedback of its own strategy. */
         double t;
         int feasible;

@@ -674,6 +674,11 @@ static void test_selfplay(void **state)
     assert_memory_equal(a.visits, b.visits, sizeof a.visits);
     run_selfplay(8, 40, NULL, &c);
     assert_memory_not_equal(a.visits, c.visits, sizeof a.visits);
+    /* A limit of 1 still visits one child: the root's own visit teaches nothing. */
+    run_selfplay(7, 1, NULL, &c);
+    assert_int_equal(c.n, moves);
+    for (int i = 0; i < c.n; i++)
+        assert_float_equal(c.sum[i], 1, 0);
     /* With the GNN's priors, and every record a valid training sample. */
     tag_gnn_options o = tiny_options(0);
     pb_error err;
