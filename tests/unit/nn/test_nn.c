@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include <cmocka.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1111,6 +1112,59 @@ static void expect_load_error(pb_nn_params *p, const char *path, const char *wha
     assert_memory_equal(pb_nn_params_values(p), before, n * sizeof(float));
 }
 
+/* Tensors of more than 65536 values are written as base64 of their float32 bytes (version 2):
+ * every bit comes back, and the text is the hand-encoded one. */
+static void test_params_save_load_b64(void **state)
+{
+    (void)state;
+    const char *path = tmp_path("b64");
+    pb_error err;
+    pb_nn_params *a = pb_nn_params_new(), *b = pb_nn_params_new();
+    /* 65537 and 65539 values: 4 n bytes leave 2 and 1 bytes over a multiple of 3. */
+    const int cols[] = {65537, 65539, 3};
+    const char *names[] = {"ones", "mixed", "small"};
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(pb_nn_params_add(a, names[i], 1, cols[i], PB_NN_INIT_ONES, NULL, &err), i);
+        assert_int_equal(pb_nn_params_add(b, names[i], 1, cols[i], PB_NN_INIT_ZEROS, NULL, &err),
+                         i);
+    }
+    float *v = pb_nn_params_values(a) + pb_nn_params_offset(a, 1);
+    pb_rng rng;
+    pb_rng_seed(&rng, 5);
+    for (int k = 0; k < 65539; k++)
+        v[k] = (float)((pb_rng_uniform(&rng) - 0.5) * pow(10, (int)(pb_rng_below(&rng, 60)) - 30));
+    v[0] = -0.0f;
+    v[1] = 1e-42f; /* subnormal */
+    v[2] = FLT_MAX;
+    assert_int_equal(pb_nn_params_save(a, path, &err), PB_OK);
+    assert_int_equal(pb_nn_params_load(b, path, &err), PB_OK);
+    assert_memory_equal(pb_nn_params_values(a), pb_nn_params_values(b),
+                        pb_nn_params_size(a) * sizeof(float));
+    /* 1.0f is 00 00 80 3F little-endian: "AACAPwAAgD8AAIA/" per three values; 65537 ones end
+     * with one value (4 bytes = 3 + 1) "AACAPwAAgD8=".  The small tensor stays a number list. */
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    static char text[1 << 20];
+    size_t len = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[len] = 0;
+    assert_non_null(strstr(text, "\"version\": 2"));
+    assert_non_null(strstr(text, "\"values_b64\": \"AACAPwAAgD8AAIA/AACAPw"));
+    assert_non_null(strstr(text, "AACAPwAAgD8=\""));
+    assert_non_null(strstr(text, "\"values\": ["));
+    /* A damaged string names the tensor. */
+    char *at = strstr(text, "AACAPwAAgD8AAIA/");
+    at[5] = '*';
+    f = fopen(path, "w");
+    fputs(text, f);
+    fclose(f);
+    assert_int_equal(pb_nn_params_load(b, path, &err), PB_ERR);
+    assert_non_null(strstr(err.msg, "tensor 'ones': values_b64 is not base64 of 1x65537 float32s"));
+    unlink(path);
+    pb_nn_params_free(a);
+    pb_nn_params_free(b);
+}
+
 static void test_params_load_mismatch(void **state)
 {
     (void)state;
@@ -1408,26 +1462,47 @@ static void test_determinism(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_forward_matmul),      cmocka_unit_test(test_forward_matmul_blas),
-        cmocka_unit_test(test_forward_elementwise), cmocka_unit_test(test_forward_rows),
-        cmocka_unit_test(test_forward_aggregate),   cmocka_unit_test(test_aggregate_tie_gradient),
-        cmocka_unit_test(test_forward_reduce),      cmocka_unit_test(test_forward_dropout),
-        cmocka_unit_test(test_grad_matmul),         cmocka_unit_test(test_grad_linear),
-        cmocka_unit_test(test_grad_transpose),      cmocka_unit_test(test_grad_add_sub_mul),
-        cmocka_unit_test(test_grad_unary),          cmocka_unit_test(test_grad_dropout),
-        cmocka_unit_test(test_grad_concat_slice),   cmocka_unit_test(test_grad_gather_scatter),
-        cmocka_unit_test(test_grad_aggregate),      cmocka_unit_test(test_grad_avgpool),
-        cmocka_unit_test(test_grad_layer_norm),     cmocka_unit_test(test_grad_l2_normalize),
-        cmocka_unit_test(test_grad_rowdot),         cmocka_unit_test(test_grad_views_and_buffers),
-        cmocka_unit_test(test_grad_custom_op),      cmocka_unit_test(test_grad_mlp),
-        cmocka_unit_test(test_grad_lstm),           cmocka_unit_test(test_grad_elman),
-        cmocka_unit_test(test_forward_recurrent),   cmocka_unit_test(test_tape_errors_are_sticky),
-        cmocka_unit_test(test_tape_no_grad_mode),   cmocka_unit_test(test_backward_accumulates),
-        cmocka_unit_test(test_tape_reuses_memory),  cmocka_unit_test(test_params_glorot_and_names),
-        cmocka_unit_test(test_params_save_load),    cmocka_unit_test(test_params_load_mismatch),
-        cmocka_unit_test(test_adam_two_steps),      cmocka_unit_test(test_sgd_and_clipping),
-        cmocka_unit_test(test_determinism),         cmocka_unit_test(test_forward_attention),
-        cmocka_unit_test(test_grad_attention),      cmocka_unit_test(test_clip_each_norm),
+        cmocka_unit_test(test_forward_matmul),
+        cmocka_unit_test(test_forward_matmul_blas),
+        cmocka_unit_test(test_forward_elementwise),
+        cmocka_unit_test(test_forward_rows),
+        cmocka_unit_test(test_forward_aggregate),
+        cmocka_unit_test(test_aggregate_tie_gradient),
+        cmocka_unit_test(test_forward_reduce),
+        cmocka_unit_test(test_forward_dropout),
+        cmocka_unit_test(test_grad_matmul),
+        cmocka_unit_test(test_grad_linear),
+        cmocka_unit_test(test_grad_transpose),
+        cmocka_unit_test(test_grad_add_sub_mul),
+        cmocka_unit_test(test_grad_unary),
+        cmocka_unit_test(test_grad_dropout),
+        cmocka_unit_test(test_grad_concat_slice),
+        cmocka_unit_test(test_grad_gather_scatter),
+        cmocka_unit_test(test_grad_aggregate),
+        cmocka_unit_test(test_grad_avgpool),
+        cmocka_unit_test(test_grad_layer_norm),
+        cmocka_unit_test(test_grad_l2_normalize),
+        cmocka_unit_test(test_grad_rowdot),
+        cmocka_unit_test(test_grad_views_and_buffers),
+        cmocka_unit_test(test_grad_custom_op),
+        cmocka_unit_test(test_grad_mlp),
+        cmocka_unit_test(test_grad_lstm),
+        cmocka_unit_test(test_grad_elman),
+        cmocka_unit_test(test_forward_recurrent),
+        cmocka_unit_test(test_tape_errors_are_sticky),
+        cmocka_unit_test(test_tape_no_grad_mode),
+        cmocka_unit_test(test_backward_accumulates),
+        cmocka_unit_test(test_tape_reuses_memory),
+        cmocka_unit_test(test_params_glorot_and_names),
+        cmocka_unit_test(test_params_save_load),
+        cmocka_unit_test(test_params_load_mismatch),
+        cmocka_unit_test(test_adam_two_steps),
+        cmocka_unit_test(test_sgd_and_clipping),
+        cmocka_unit_test(test_determinism),
+        cmocka_unit_test(test_forward_attention),
+        cmocka_unit_test(test_grad_attention),
+        cmocka_unit_test(test_clip_each_norm),
+        cmocka_unit_test(test_params_save_load_b64),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
