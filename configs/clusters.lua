@@ -231,6 +231,19 @@ presets["tag-testbed"] = {
     end,
 }
 
+-- TAG §5.6 (Table 5, SFB): two machines with one GTX 1080Ti each.  The paper does not name the
+-- network; the testbed's 100 Gbps switch is assumed.
+presets["tag-sfb"] = {
+    about = "TAG's SFB experiment (Table 5): 2 machines with one 1080Ti each, 100 Gbps (assumed, "
+        .. "the testbed's switch); the first n of its 2 GPUs",
+    build = function(n)
+        return first_devices(n, {
+            machines = repeated(2, machine(links.pcie3, { "1080Ti", 1 })),
+            network = links.switch100,
+        })
+    end,
+}
+
 -- TAG's code (search/data.py, specs/tag.md §5) simulates the testbed as three groups, not seven
 -- machines: 4 V100 (30 GiB, 8000 B/µs inside), 8 1080Ti (9 GiB, 3000) and 4 P100 (10 GiB, 3000),
 -- 2810 B/µs between groups, and a fixed 12 µs (GRPC_LATENCY) on every transfer.  This preset is

@@ -4,7 +4,7 @@
 # Run by `placebench plot`, which writes the data file; by hand:
 #   gnuplot -e "data='x.tsv'; out='x.png'; term='png'" tag_testbed.gp
 # data columns: model dp-nccl dp-nccl-p tag pure-mcts (ms) tag_search_s pure-mcts_search_s
-# (nan: no ok run)
+# (nan: no ok run, or for a step time out of memory: no bar, as Fig. 5's OOM)
 
 if (!exists("data") || !exists("out") || !exists("term")) {
     print "tag_testbed.gp: set data, out and term with -e (see the header)"
@@ -17,9 +17,9 @@ set datafile missing "nan"
 set encoding utf8
 
 if (term eq "svg") {
-    set terminal svg size 1100, 480 dynamic noenhanced font "Sans,12" background rgb "white"
+    set terminal svg size 1100, 520 dynamic noenhanced font "Sans,12" background rgb "white"
 } else {
-    set terminal pngcairo size 1100, 480 noenhanced font "Sans,11" background rgb "white"
+    set terminal pngcairo size 1100, 520 noenhanced font "Sans,11" background rgb "white"
 }
 set output out
 
@@ -38,7 +38,7 @@ set grid ytics back lc rgb "#dddddd"
 set xtics nomirror rotate by -20
 set ytics nomirror
 set yrange [0:*]
-set key top left vertical samplen 2 reverse Left
+set key outside bottom center horizontal samplen 2
 
 set multiplot layout 1, 2 title "TAG testbed (topology simulator): means over the runs that finished ok"
 set title "per-iteration time (TAG's Fig. 5)"

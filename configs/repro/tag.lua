@@ -4,23 +4,22 @@
 -- the topology simulator.  Every run stores its step time, search time and simulator calls; the
 -- MCTS placers' run logs keep the strategy (`placebench report DB --tables tag` reads them).
 --
---   for m in inceptionv3 resnet101 vgg19 bert-small bert-large; do
+--   for m in inceptionv3 resnet101 vgg19 transformer bert-small bert-large; do
 --     placebench dataset gen $m --out zoo/$m; done
 --   placebench run configs/repro/tag.lua --profile quick -j 2     # minutes
 --   placebench run configs/repro/tag.lua -j 2                     # 800 playouts, 3 seeds
 --   placebench report results/tag-quick.db --tables tag
 --   placebench plot results/tag-quick.db
 --
--- The Transformer of TAG's six models is not in `placebench dataset gen` yet, so it is left out.
 -- `tag` reads its GNN's parameters from results/tag-gnn.params, which
 -- `configs/repro/tag-train.sh full results/tag-gnn.params` writes (without the file its runs are
--- stored as failed with the load error); pure MCTS is TAG's search without the GNN.  The MCTS placers group devices by
--- GPU type (device_groups = "type"), as TAG's code simulates the testbed (3 device groups, 21
+-- stored as failed with the load error); pure MCTS is TAG's search without the GNN.  The MCTS
+-- placers group devices by GPU type (device_groups = "type"), as TAG's code simulates the testbed (3 device groups, 21
 -- actions per op group); by machine the testbed has 7 (381 actions).
 
 local models = { "zoo/inceptionv3/inceptionv3.json", "zoo/resnet101/resnet101.json",
-                 "zoo/vgg19/vgg19.json", "zoo/bert-small/bert-small.json",
-                 "zoo/bert-large/bert-large.json" }
+                 "zoo/vgg19/vgg19.json", "zoo/transformer/transformer.json",
+                 "zoo/bert-small/bert-small.json", "zoo/bert-large/bert-large.json" }
 
 return experiment {
   name      = "tag",

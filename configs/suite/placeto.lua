@@ -10,6 +10,8 @@
 --          --results /tmp/sample.db`.
 -- Generate the graphs first: placebench dataset gen FAMILY --out datasets/FAMILY (cifar10, nmt,
 -- ptb).  Without a profile the file is the quick problems.
+local placers = include("_placers.lua")
+
 local function graphs(list)
   local datasets = {}
   for _, family in ipairs({ "cifar10", "nmt", "ptb" }) do
@@ -31,18 +33,8 @@ return experiment {
   devices   = { 3, 5 },
   cluster   = "placeto-k80",
   simulator = "placeto",
-  placer    = {
-    -- baselines
-    "single-device",
-    "round-robin",
-    "random",
-    -- Baechi (Jeon et al., SoCC 2020)
-    "m-topo",
-    "m-etf",
-    "m-sct",
-    -- learned
-    "placeto",
-  },
+  -- the plain-placement baselines and Baechi's placers, then the learned ones
+  placer    = placers.join(placers.plain(), { "placeto" }),
   embedding = "placeto-gnn",
   traversal = "topo",
   -- Fixed budgets: every search placer gets sim_calls simulator calls, learned placers `episodes`

@@ -4,27 +4,7 @@
 -- replicated strategy.  One file of the suite folder configs/suite/ (profiles quick and full;
 -- without a profile: quick).  Generate the graphs first:
 --   placebench dataset gen vgg19 --out datasets/zoo          (and bert-small; full: every model)
-local plain = {
-  -- baselines
-  "single-device",
-  "round-robin",
-  "random",
-  -- Baechi (Jeon et al., SoCC 2020)
-  "m-topo",
-  "m-etf",
-  "m-sct",
-}
-local replicated = {
-  -- data parallelism (TAG's baselines)
-  "dp-nccl",
-  "dp-nccl-p",
-}
-local placers = {}
-for _, list in ipairs({ plain, replicated }) do
-  for _, p in ipairs(list) do
-    placers[#placers + 1] = p
-  end
-end
+local placers = include("_placers.lua")
 
 return experiment {
   name      = "suite-quick-zoo",
@@ -32,7 +12,8 @@ return experiment {
   devices   = { 4, 8 },
   cluster   = { "tag-testbed", "gdp-p100" },
   simulator = "topology",
-  placer    = placers,
+  -- the plain-placement baselines and Baechi's placers, then data parallelism (TAG's baselines)
+  placer    = placers.join(placers.plain(), { "dp-nccl", "dp-nccl-p" }),
   traversal = "topo",
   sim_calls = 200,
   timeout   = 300,

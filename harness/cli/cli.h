@@ -33,6 +33,9 @@ int cmd_list(int argc, char **argv);
 int cmd_help(int argc, char **argv);
 /* Further commands are declared below this line, one per file. */
 int bench_placer(int argc, char **argv); /* bench_placer.c: `bench placer` */
+int bench_sfb(int argc, char **argv);    /* bench_sfb.c: `bench sfb` */
+/* Sorts v[0..n) (n > 0) and returns its median (cmd_bench.c). */
+double cli_median_sort(double *v, int n);
 int cmd_place(int argc, char **argv);
 int cmd_dataset(int argc, char **argv);
 int cmd_simulate(int argc, char **argv);

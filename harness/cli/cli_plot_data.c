@@ -515,12 +515,13 @@ void cli_plot_data_heterps_time_series(FILE *f, const store_heterps_table *t,
 int cli_plot_data_tag(FILE *f, const store_tag_table *t, const char *db)
 {
     static const char *const placers[] = {"dp-nccl", "dp-nccl-p", "tag", "pure-mcts"};
-    fprintf(f,
-            "# placebench TAG testbed figures from %s: per model, the mean best step time (ms) of\n"
-            "# the ok runs of each placer and the mean search wall time (s) of the MCTS placers\n"
-            "# (nan: no ok run)\n"
-            "# model\tdp-nccl\tdp-nccl-p\ttag\tpure-mcts\ttag_search_s\tpure-mcts_search_s\n",
-            db);
+    fprintf(
+        f,
+        "# placebench TAG testbed figures from %s: per model, the mean best step time (ms) of\n"
+        "# the ok runs of each placer and the mean search wall time (s) of the MCTS placers\n"
+        "# (nan: no ok run; for step times also: no strategy that fits in memory, Fig. 5's OOM)\n"
+        "# model\tdp-nccl\tdp-nccl-p\ttag\tpure-mcts\ttag_search_s\tpure-mcts_search_s\n",
+        db);
     int lines = 0;
     for (int m = 0; m < t->n_models; m++) {
         int any = 0;
@@ -533,7 +534,7 @@ int cli_plot_data_tag(FILE *f, const store_tag_table *t, const char *db)
         cli_plot_data_label(f, t->models[m]);
         for (int p = 0; p < 4; p++) {
             const store_tag_cell *c = store_tag_at(t, t->models[m], placers[p]);
-            cli_plot_data_number(f, c && c->n_ok > 0 ? c->best_us / 1000 : NAN);
+            cli_plot_data_number(f, c && c->n_feasible > 0 ? c->best_us / 1000 : NAN);
         }
         for (int p = 2; p < 4; p++) {
             const store_tag_cell *c = store_tag_at(t, t->models[m], placers[p]);

@@ -82,8 +82,9 @@ void cli_plot_data_heterps_time_series(FILE *f, const store_heterps_table *t,
                                        const papers_heterps_tables *pt);
 
 /* TAG's testbed chart (tag_testbed.gp): one line per model with an ok run of dp-nccl,
- * dp-nccl-p, tag or pure-mcts: model, the four mean best step times (ms), then the mean search
- * times (s) of tag and pure-mcts; nan for none.  Returns the lines written. */
+ * dp-nccl-p, tag or pure-mcts: model, the four mean best step times (ms; nan when no ok run's
+ * strategy fits in memory), then the mean search times (s) of tag and pure-mcts; nan for none.
+ * Returns the lines written. */
 int cli_plot_data_tag(FILE *f, const store_tag_table *t, const char *db);
 
 #endif

@@ -18,7 +18,8 @@
 static const char bench_usage[] =
     "placebench bench simulator [GRAPH.json | DIR]... [--devices 3,5,8] [--evals K] [--seed S] "
     "[--simulator NAME] [--cluster NAME] [--strategy random|dp-nccl]\n"
-    "       placebench bench placer --help   (placer speed)";
+    "       placebench bench placer --help   (placer speed)\n"
+    "       placebench bench sfb --help      (TAG's SFB ILP times, Tables 5 and 6)";
 
 static void bench_print_help(void)
 {
@@ -110,7 +111,7 @@ static int bench_parse_args(int argc, char **argv, bench_args *a)
         return -1;
     }
     if (strcmp(argv[1], "simulator") != 0)
-        return cli_error("bench: unknown benchmark '%s' (known: simulator, placer)", argv[1]);
+        return cli_error("bench: unknown benchmark '%s' (known: simulator, placer, sfb)", argv[1]);
     for (int i = 2; i < argc; i++) {
         if (cli_is_help(argv[i])) {
             bench_print_help();
@@ -428,9 +429,7 @@ static int bench_dp_devices(const bench_args *a, loader *ld, const bench_file *f
         ms[k] = (pb_clock_monotonic() - t0) * 1e3;
     }
     if (rc == PB_OK) {
-        qsort(ms, (size_t)a->evals, sizeof *ms, bench_double_cmp);
-        double median =
-            a->evals % 2 ? ms[a->evals / 2] : (ms[a->evals / 2 - 1] + ms[a->evals / 2]) / 2;
+        double median = cli_median_sort(ms, (int)a->evals);
         printf("%7d %7d %10.3f %10.3f %10lld %12.0f %14.1f  %s\n", g->n_nodes, n_devices, median,
                ms[0], events, events > 0 ? (double)events / (median * 1e-3) : 0,
                result.eval.step_time_us, file->path);
@@ -454,11 +453,16 @@ static int bench_double_cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+double cli_median_sort(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, bench_double_cmp);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 /* Sorts v[0..n) (n > 0) and prints its minimum, median and maximum. */
 static void bench_print_spread(double *v, int n, const char *fmt)
 {
-    qsort(v, (size_t)n, sizeof *v, bench_double_cmp);
-    double median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+    double median = cli_median_sort(v, n);
     printf(fmt, v[0], median, v[n - 1]);
 }
 
@@ -572,6 +576,8 @@ int cmd_bench(int argc, char **argv)
     /* `bench placer` lives in bench_placer.c; everything else here is `bench simulator`. */
     if (argc >= 2 && strcmp(argv[1], "placer") == 0)
         return bench_placer(argc - 1, argv + 1);
+    if (argc >= 2 && strcmp(argv[1], "sfb") == 0)
+        return bench_sfb(argc - 1, argv + 1);
     bench_args a = {0};
     a.inputs = calloc((size_t)argc + 1, sizeof(char *));
     if (!a.inputs)

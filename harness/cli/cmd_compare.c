@@ -43,7 +43,7 @@ static const char compare_usage[] =
     "                  the placers that apply) with its profile NAME (quick or full),\n"
     "                  looked for from the working folder, then in the source tree; or the\n"
     "                  path of one experiment file, or of a folder of them (run without a\n"
-    "                  profile); default quick.  A problem file the plugin does not apply to\n"
+    "                  profile; files named _*.lua are only included by others); default quick.  A problem file the plugin does not apply to\n"
     "                  (its strategy kinds or simulators, ABI 1.4) is skipped with a message\n"
     "  -j N            worker processes at once (default 1)\n"
     "  --results FILE  the built-in placers' results, for a one-file suite (default: the\n"
@@ -183,7 +183,9 @@ static int compare_suite_files(const char *path, char ***files, int *n)
     int rc = 0;
     for (struct dirent *e; !rc && (e = readdir(d));) {
         size_t len = strlen(e->d_name);
-        if (len <= 4 || strcmp(e->d_name + len - 4, ".lua") != 0 || e->d_name[0] == '.')
+        /* Files starting with '_' are included by the others (shared lists), not problems. */
+        if (len <= 4 || strcmp(e->d_name + len - 4, ".lua") != 0 || e->d_name[0] == '.' ||
+            e->d_name[0] == '_')
             continue;
         char **grown = realloc(*files, (size_t)(*n + 1) * sizeof **files);
         char *file = malloc(strlen(path) + len + 2);

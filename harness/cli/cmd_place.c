@@ -43,7 +43,9 @@ static void place_print_help(void)
            "                    \"simulator_calls\", \"wall_s\", \"feasible\", \"throughput\",\n"
            "                    \"monetary_cost\", \"strategy\"} instead of text (throughput\n"
            "                    and cost: 0 unless the simulator models them, as heterps and\n"
-           "                    topology do; strategy: placement, replicated or provisioned)\n"
+           "                    topology do; strategy: placement, replicated or provisioned),\n"
+           "                    and for a strategy that duplicates single ops (dp-nccl with\n"
+           "                    sfb=true) \"duplicated_ops\": their names\n"
            "  --cluster C       cluster preset; default placeto-k80\n"
            "  --simulator S     simulator plugin; default placeto\n"
            "  --opt KIND.KEY=VALUE  an option of the placer, embedding, traversal or\n"
@@ -265,8 +267,22 @@ static const char *place_kind_name(int kind)
                                              : "placement";
 }
 
+/* The ops the returned strategy duplicates one by one (SFB), as a JSON array text (caller
+ * frees), or NULL when there are none. */
+static char *place_duplicated_json(const place_result *r, const pb_graph *g)
+{
+    json_t *names = json_array();
+    for (int v = 0; names && v < g->n_nodes; v++)
+        if (r->best_op_replication[v] == PB_REPL_DUPLICATE)
+            json_array_append_new(names, json_string(g->node_name[v]));
+    char *text = names && json_array_size(names) ? json_dumps(names, JSON_COMPACT) : NULL;
+    json_decref(names);
+    return text;
+}
+
 static void place_print(const place_args *a, const place_result *r, const pb_graph *g)
 {
+    char *dup = place_duplicated_json(r, g);
     if (a->json) {
         /* JSON has no NaN: a placer without an initial placement gets null. */
         char initial[32] = "null";
@@ -274,11 +290,16 @@ static void place_print(const place_args *a, const place_result *r, const pb_gra
             snprintf(initial, sizeof initial, "%.17g", r->initial_us);
         printf("{\"initial_step_time_us\": %s, \"best_step_time_us\": %.17g, "
                "\"simulator_calls\": %lld, \"wall_s\": %.17g, \"feasible\": %s, "
-               "\"throughput\": %.17g, \"monetary_cost\": %.17g, \"strategy\": \"%s\"}\n",
+               "\"throughput\": %.17g, \"monetary_cost\": %.17g, \"strategy\": \"%s\"",
                initial, r->best_us, r->sim_calls, r->wall_s, r->feasible ? "true" : "false",
                r->throughput, r->monetary_cost, place_kind_name(r->kind));
+        if (dup)
+            printf(", \"duplicated_ops\": %s", dup);
+        printf("}\n");
+        free(dup);
         return;
     }
+    free(dup);
     printf("graph       %s (%d nodes placed)\n", g->name, g->grouped->n_nodes);
     printf("placer      %s on %d devices (%s strategy)\n", a->placer, a->devices,
            place_kind_name(r->kind));
@@ -291,6 +312,11 @@ static void place_print(const place_args *a, const place_result *r, const pb_gra
         printf("  (%.2f%% better than the initial placement)",
                100.0 * (r->initial_us - r->best_us) / r->initial_us);
     printf("\nsim calls   %lld\nwall        %.3f s\n", r->sim_calls, r->wall_s);
+    int n_dup = 0;
+    for (int v = 0; v < g->n_nodes; v++)
+        n_dup += r->best_op_replication[v] == PB_REPL_DUPLICATE;
+    if (n_dup)
+        printf("duplicated  %d ops (SFB; --json lists them)\n", n_dup);
     if (r->throughput > 0 || r->monetary_cost > 0)
         printf("throughput  %.6g samples/s\ncost        %.6g USD%s\n", r->throughput,
                r->monetary_cost, r->feasible ? "" : " (infeasible)");
@@ -317,7 +343,12 @@ static int place_on_cluster(const place_args *a, const pb_graph *g, const place_
                        .sim_calls = a->sim_calls,
                        .timeout_s = a->timeout,
                        .log_id = "place"};
-    place_result r = {.best_device = device};
+    int *op_repl = malloc((size_t)(g->n_nodes > 0 ? g->n_nodes : 1) * sizeof(int));
+    if (!op_repl) {
+        cluster_free(c);
+        return cli_error("out of memory");
+    }
+    place_result r = {.best_device = device, .best_op_replication = op_repl};
     int status = 1;
     if (place_run(&q, &r, &err) == PB_OK) {
         status = a->out ? place_write_out(a, g->grouped, &r) : 0;
@@ -326,6 +357,7 @@ static int place_on_cluster(const place_args *a, const pb_graph *g, const place_
     } else {
         cli_error("%s", err.msg);
     }
+    free(op_repl);
     cluster_free(c);
     return status;
 }

@@ -27,7 +27,7 @@ extern "C" {
 #endif
 
 #define PB_ABI_MAJOR 1
-#define PB_ABI_MINOR 4
+#define PB_ABI_MINOR 5
 
 /*
  * ABI changelog (a minor version only adds; the harness still loads plugins of older minors):
@@ -49,6 +49,8 @@ extern "C" {
  *        evaluates), pb_placer_ops.produces (the kinds a placer returns) and
  *        pb_placer_ops.simulators (the simulators it needs, when not every one that evaluates its
  *        kind will do).  Sweeps and suites skip the pairs that do not apply and say so.
+ *   1.5  pb_strategy.op_replication: per-op replication options overriding the group's (TAG's
+ *        SFB "duplicate" of single ops); pb_compiled.op_part (which ops were batch-split).
  */
 #define PB_DESCRIPTOR_SYMBOL placebench_plugin
 #define PB_DESCRIPTOR_SYMBOL_NAME "placebench_plugin"
@@ -249,7 +251,20 @@ typedef struct pb_strategy {
      * computes when a group splits the batch, parallel to group_devices (each > 0, summing to 1
      * over a group); NULL = even shares. */
     const double *device_share;
+    /* Since 1.5, PB_STRATEGY_REPLICATED: per op of the op-level graph (whatever n_nodes counts),
+     * a pb_replication that replaces the option the op's node gives it, or -1 to keep it; NULL =
+     * none.  Used by SFB (plugins/shared/sfb) to duplicate single ops of a replicated group. */
+    const int *op_replication;
 } pb_strategy;
+
+/* Whether x is not a valid pb_strategy.op_replication entry (-1, ALLREDUCE, PS, DUPLICATE). */
+static inline int pb_strategy_op_option_bad(int x)
+{
+    return x != -1 && x != PB_REPL_ALLREDUCE && x != PB_REPL_PS && x != PB_REPL_DUPLICATE;
+}
+
+/* Whether s (of any creator's ABI) has the field ending at member m. */
+#define PB_STRATEGY_HAS(s, m) ((s)->struct_size >= offsetof(pb_strategy, m) + sizeof((s)->m))
 
 /* ---------------------------------------------------------------- evaluations */
 
@@ -617,6 +632,7 @@ static inline void pb_strategy_placement(pb_strategy *s, int n_nodes, int *devic
     s->n_stages = 0;
     s->stage_count = NULL;
     s->device_share = NULL;
+    s->op_replication = NULL;
 }
 
 /* Sets s to data parallelism over devices 0..n_devices-1 (TAG's DP-NCCL): one device group of

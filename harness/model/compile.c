@@ -31,6 +31,7 @@ struct pb_compiler {
     const pb_cluster *cl;
     const pb_strategy *s;
     const double *share; /* s->device_share when the strategy has it, else NULL */
+    const int *op_repl;  /* s->op_replication when the strategy has it, else NULL */
 
     /* Per op of g. */
     int cap_ops;
@@ -377,6 +378,13 @@ static int compile_forms(pb_compiler *c, pb_error *err)
     for (int v = 0; v < n; v++) {
         c->group[v] = s->kind == PB_STRATEGY_PLACEMENT ? -1 : s->device[v];
         c->repl[v] = s->kind == PB_STRATEGY_PLACEMENT ? PB_REPL_NONE : s->replication[v];
+        if (c->op_repl && pb_strategy_op_option_bad(c->op_repl[v]))
+            return pb_errorf(err,
+                             "node '%s': per-op replication option %d (allowed: -1 = the "
+                             "node's, 1 allreduce, 2 ps, 3 duplicate)",
+                             g->node_name[v], c->op_repl[v]);
+        if (c->op_repl && c->op_repl[v] >= 0)
+            c->repl[v] = c->op_repl[v];
     }
     if (s->kind == PB_STRATEGY_REPLICATED)
         for (int v = 0; v < n; v++) {
@@ -385,7 +393,7 @@ static int compile_forms(pb_compiler *c, pb_error *err)
             for (int i = g->succ_start[v]; i < g->succ_start[v + 1]; i++)
                 if (compile_role(g, g->succ[i]) == PB_ROLE_APPLY) {
                     c->group[v] = s->device[g->succ[i]];
-                    c->repl[v] = s->replication[g->succ[i]];
+                    c->repl[v] = c->repl[g->succ[i]];
                     break;
                 }
         }
@@ -656,7 +664,10 @@ int pb_compile(pb_compiler *c, const pb_graph *g, const pb_cluster *cl, const pb
     c->g = g;
     c->cl = cl;
     c->s = s;
-    c->share = s->struct_size >= sizeof(pb_strategy) ? s->device_share : NULL;
+    c->share = PB_STRATEGY_HAS(s, device_share) ? s->device_share : NULL;
+    c->op_repl = PB_STRATEGY_HAS(s, op_replication) && s->kind == PB_STRATEGY_REPLICATED
+                     ? s->op_replication
+                     : NULL;
     c->n_nodes = c->n_inputs = c->n_memo = c->n_coll = c->n_emit = 0;
     int n = g->n_nodes;
     if (compile_reserve_ops(c, n) || compile_reserve_nodes(c, n))
@@ -694,6 +705,7 @@ int pb_compile(pb_compiler *c, const pb_graph *g, const pb_cluster *cl, const pb
         .in_bytes = c->o_in_bytes,
         .coll_size = c->coll_size,
         .n_split_ops = split,
+        .op_part = c->part,
     };
     *out = &c->out;
     return PB_OK;

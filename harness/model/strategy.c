@@ -18,16 +18,26 @@ int strategy_expand(const pb_graph *op_graph, const pb_strategy *grouped, pb_str
     ops->n_device_groups = grouped->n_device_groups;
     ops->group_start = grouped->group_start;
     ops->group_devices = grouped->group_devices;
-    ops->device_share = grouped->struct_size >= sizeof *grouped ? grouped->device_share : NULL;
+    ops->device_share = PB_STRATEGY_HAS(grouped, device_share) ? grouped->device_share : NULL;
+    ops->op_replication = NULL; /* folded into ops->replication below */
+    const int *op_repl = PB_STRATEGY_HAS(grouped, op_replication) ? grouped->op_replication : NULL;
     ops->n_stages = grouped->n_stages;
     if (ops->stage_count && grouped->stage_count)
         for (int s = 0; s < grouped->n_stages; s++)
             ops->stage_count[s] = grouped->stage_count[s];
+    for (int v = 0; op_repl && v < n; v++)
+        if (pb_strategy_op_option_bad(op_repl[v]))
+            return pb_errorf(err,
+                             "op '%s': per-op replication option %d (allowed: -1 = the "
+                             "group's, 1 allreduce, 2 ps, 3 duplicate)",
+                             op_graph->node_name[v], op_repl[v]);
     for (int v = 0; v < n; v++) {
         int g = op_graph->group_of ? op_graph->group_of[v] : v;
         ops->device[v] = grouped->device[g];
         if (ops->replication)
-            ops->replication[v] = grouped->replication ? grouped->replication[g] : PB_REPL_NONE;
+            ops->replication[v] = op_repl && op_repl[v] >= 0 ? op_repl[v]
+                                  : grouped->replication     ? grouped->replication[g]
+                                                             : PB_REPL_NONE;
     }
     return PB_OK;
 }
@@ -59,7 +69,7 @@ static int strategy_check_groups(const pb_strategy *s, int n_devices, pb_error *
 /* Batch shares (since ABI 1.3): positive, finite, summing to 1 over each group. */
 static int strategy_check_shares(const pb_strategy *s, pb_error *err)
 {
-    if (s->struct_size < sizeof *s || !s->device_share)
+    if (!PB_STRATEGY_HAS(s, device_share) || !s->device_share)
         return PB_OK;
     for (int g = 0; g < s->n_device_groups; g++) {
         double sum = 0;

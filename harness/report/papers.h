@@ -4,6 +4,8 @@
 #ifndef PB_PAPERS_H
 #define PB_PAPERS_H
 
+#include <stdio.h>
+
 /*
  * Win counts of traversal orders (the traversal-order paper's Tables II-IV): on how many of the
  * n_graphs graphs of a family each order found the lowest best step time by the end of an
@@ -171,5 +173,47 @@ papers_embedding papers_embedding_cell(const papers_embedding_table *t, const ch
                                        int devices, const char *embedding);
 /* The averages over families and device counts; all NaN when t is NULL or lacks embedding. */
 papers_embedding papers_embedding_overall(const papers_embedding_table *t, const char *embedding);
+
+/* ---------------------------------------------------------------- TAG's SFB (paper_tag_sfb.c) */
+
+/* Table 5 of TAG: per-iteration training time (s) on two 1080Ti at batch 4, DP-NCCL and TAG
+ * without and with SFB, FlexFlow (NaN: N/A). */
+typedef struct papers_sfb_row {
+    const char *model; /* placebench's zoo name */
+    const char *label; /* the paper's */
+    double dp_without_s, dp_with_s, tag_without_s, tag_with_s, flexflow_s;
+} papers_sfb_row;
+
+/* Table 6 of TAG: an op type and how often SFB duplicated it over the six models. */
+typedef struct papers_sfb_count {
+    const char *type;
+    int count;
+} papers_sfb_count;
+
+typedef struct papers_sfb_tables {
+    const char *tables;
+    int batch; /* the paper's batch (its code used 6) */
+    const papers_sfb_row *rows;
+    int n_rows;
+    const papers_sfb_count *top; /* Table 6, in the paper's order */
+    int n_top;
+} papers_sfb_tables;
+
+/* TAG's Tables 5 and 6.  Borrowed, static. */
+const papers_sfb_tables *papers_tag_sfb(void);
+
+/* What `placebench bench sfb` measured for one model: DP-NCCL's simulated step time without and
+ * with SFB (NaN when not run) and the ops SFB duplicated. */
+typedef struct papers_sfb_measured {
+    const char *model;
+    double without_s, with_s;
+    int duplicated;
+} papers_sfb_measured;
+
+/* Prints Table 5 (ours beside the paper's DP-NCCL columns, then its TAG and FlexFlow columns)
+ * and Table 6 (our op types by count, the first n_show, beside the paper's) as markdown to f.
+ * counts[0..n_counts) need not be sorted (they are sorted here, by count then type). */
+void papers_tag_sfb_print(FILE *f, const papers_sfb_measured *m, int n, papers_sfb_count *counts,
+                          int n_counts, int n_show, int batch, const char *cluster);
 
 #endif

@@ -73,6 +73,8 @@ static void place_host_log(void *ctx, int level, const char *msg)
 {
     place_host *h = ctx;
     static const char *const names[] = {"debug", "info", "warn"};
+    if (h->q->log)
+        h->q->log(h->q->log_ctx, level, msg);
     if (level >= PB_LOG_INFO)
         fprintf(stderr, "[%s] %s: %s\n", h->q->log_id ? h->q->log_id : "place",
                 names[level > 2 ? 2 : level], msg);
@@ -225,6 +227,11 @@ static int place_solve(const place_request *q, place_host *h, const pb_host *hos
         memcpy(res->best_device, st->best_device, (size_t)n * sizeof(int));
     if (res->peak_mem)
         memcpy(res->peak_mem, st->peak, (size_t)q->cluster->n_devices * sizeof(double));
+    if (res->best_op_replication) {
+        const int *own = PB_STRATEGY_HAS(&bs, op_replication) ? bs.op_replication : NULL;
+        for (int v = 0; v < q->graph->n_nodes; v++)
+            res->best_op_replication[v] = own ? own[v] : -1;
+    }
     return PB_OK;
 }
 

@@ -23,6 +23,10 @@ typedef struct place_request {
     /* Called for every learning-curve point the placer reports (may be NULL). */
     void (*progress)(void *ctx, const pb_progress *p);
     void *progress_ctx;
+    /* Called with every line the plugins log, debug level included (may be NULL); lines of
+     * level info and above also go to stderr. */
+    void (*log)(void *ctx, int level, const char *msg);
+    void *log_ctx;
 } place_request;
 
 typedef struct place_result {
@@ -43,6 +47,10 @@ typedef struct place_result {
     /* The kind of the returned strategy (pb_strategy_kind): for REPLICATED, best_device holds
      * device-group indices, not devices. */
     int kind;
+    /* Caller-owned [graph->n_nodes] (op level), or NULL: the returned strategy's per-op
+     * replication overrides (pb_strategy.op_replication, e.g. SFB's duplicates), -1 where the
+     * op keeps its group's option or the strategy has none. */
+    int *best_op_replication;
 } place_result;
 
 /* Runs the request.  res is filled in all cases (NAN where unknown); returns PB_ERR with the

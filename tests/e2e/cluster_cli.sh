@@ -4,10 +4,10 @@
 source "$(dirname "$0")/lib/common.bash"
 
 "$PB_BIN" cluster list >list.txt
-for preset in gdp-p100 heterps heterps-types placeto-k80 tag-cloud tag-random tag-testbed tag-testbed-code; do
+for preset in gdp-p100 heterps heterps-types placeto-k80 tag-cloud tag-random tag-sfb tag-testbed tag-testbed-code; do
     grep -q "^$preset " list.txt || fail "cluster list lacks $preset: $(cat list.txt)"
 done
-[ "$(wc -l <list.txt)" -eq 8 ] || fail "cluster list: expected 8 presets: $(cat list.txt)"
+[ "$(wc -l <list.txt)" -eq 9 ] || fail "cluster list: expected 9 presets: $(cat list.txt)"
 
 # TAG §5.2 testbed: 4 V100 32GB on NVLink (2 links, 48 GB/s), 1080Ti and P100 machines on PCIe
 # 3.0 (12 GB/s), 100 Gbit/s = 12500 B/us between machines.
@@ -17,6 +17,12 @@ grep -q "machine 0  4 x V100-32G; link 48000 B/us" testbed.txt || fail "testbed 
 grep -q "machine 6  2 x P100; link 12000 B/us" testbed.txt || fail "testbed machine 6"
 grep -Eq "^ +0 +48000 +12500 " testbed.txt || fail "testbed machine matrix row 0"
 grep -q "transfer speed 12000 B/us" testbed.txt || fail "testbed Placeto bus"
+
+# TAG's Table 5 cluster: two machines with one 1080Ti each, the testbed's 100 Gbit/s between.
+"$PB_BIN" cluster show tag-sfb --devices 2 >sfb.txt
+grep -q "^cluster tag-sfb: 2 devices on 2 machines" sfb.txt || fail "$(head -1 sfb.txt)"
+grep -q "machine 1  1 x 1080Ti" sfb.txt || fail "tag-sfb machine 1: $(cat sfb.txt)"
+grep -Eq "^ +0 +12000 +12500$" sfb.txt || fail "tag-sfb bandwidth row 0: $(cat sfb.txt)"
 
 # The Placeto box: any n, 7600 B/us everywhere, delta1 5.7, delta2 25.
 "$PB_BIN" cluster show placeto-k80 --devices 3 >k80.txt

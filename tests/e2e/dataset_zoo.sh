@@ -6,6 +6,10 @@ source "$(dirname "$0")/lib/common.bash"
 "$PB_BIN" dataset gen ctrdnn --layers 8 --out zoo 2>gen.txt || fail "gen ctrdnn: $(cat gen.txt)"
 "$PB_BIN" dataset gen vgg19 --out zoo 2>>gen.txt || fail "gen vgg19: $(cat gen.txt)"
 [ -f zoo/ctrdnn-8l.json ] && [ -f zoo/vgg19.json ] || fail "missing files: $(ls zoo)"
+# --layers counts stacks for wavenet and normal cells for amoebanet, and the names say so.
+"$PB_BIN" dataset gen wavenet --layers 2 --out zoo 2>>gen.txt || fail "gen wavenet: $(cat gen.txt)"
+"$PB_BIN" dataset gen amoebanet --layers 3 --out zoo 2>>gen.txt || fail "gen amoebanet: $(cat gen.txt)"
+[ -f zoo/wavenet-2s.json ] && [ -f zoo/amoebanet-3c.json ] || fail "missing files: $(ls zoo)"
 
 python3 - zoo/vgg19.json zoo/ctrdnn-8l.json <<'PY' || fail "annotations"
 import collections, json, sys

@@ -79,7 +79,8 @@ if command -v gnuplot >/dev/null; then
     [ -s plots/tag_testbed.png ] || fail "no tag_testbed.png: $(cat plot.out plot.err)"
     grep -qP '^m1\t200\t160\tnan\t120\tnan\t15$' plots/tag_testbed.tsv ||
         fail "tag_testbed.tsv: $(cat plots/tag_testbed.tsv)"
-    grep -qP '^vgg19\t500\tnan\tnan\t250\tnan\t5$' plots/tag_testbed.tsv ||
+    # VGG19's DP-NCCL is out of memory: no bar.
+    grep -qP '^vgg19\tnan\tnan\tnan\t250\tnan\t5$' plots/tag_testbed.tsv ||
         fail "tag_testbed.tsv: $(cat plots/tag_testbed.tsv)"
     echo "ok: plot tag_testbed"
 fi

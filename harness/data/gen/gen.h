@@ -87,7 +87,7 @@ double gen_roofline_us(double flops, double bytes);
 
 /* ------------------------------------------------------------------ shapes and tensors */
 
-#define GEN_MAX_PORTS 4
+#define GEN_MAX_PORTS 8
 
 typedef struct gen_shape {
     int rank;
@@ -97,6 +97,7 @@ typedef struct gen_shape {
 gen_shape gen_shape0(void);
 gen_shape gen_shape1(long long a);
 gen_shape gen_shape2(long long a, long long b);
+gen_shape gen_shape3(long long a, long long b, long long c);
 gen_shape gen_shape4(long long a, long long b, long long c, long long d);
 double gen_shape_elems(gen_shape s);
 /* 4 bytes per element (float32 values and int32 indices alike). */
@@ -142,13 +143,15 @@ typedef enum gen_grad {
                            Shape_1, BroadcastGradientArgs, then per input the element-wise ops, Sum
                            and Reshape (TF's _AddGrad/_SubGrad/_MulGrad/_RealDivGrad) */
     GEN_GRAD_UNARY,     /* one "<Type>Grad" op of dy and the output (Rsqrt, Exp, Pow, ...) */
-    GEN_GRAD_TRANSPOSE  /* InvertPermutation and a Transpose of dy */
+    GEN_GRAD_TRANSPOSE, /* InvertPermutation and a Transpose of dy */
+    GEN_GRAD_L2LOSS     /* L2Loss: one Mul of the input by dy */
 } gen_grad;
 
 typedef enum gen_optimizer {
     GEN_OPT_SGD = 0, /* ApplyGradientDescent */
     GEN_OPT_MOMENTUM = 1,
-    GEN_OPT_ADAM = 2
+    GEN_OPT_ADAM = 2,
+    GEN_OPT_RMSPROP = 3 /* ApplyRMSProp with momentum: slots "RMSProp" (ms) and "RMSProp_1" */
 } gen_optimizer;
 
 enum { GEN_SCOPE = 0, GEN_GROUP = 1 };
@@ -186,6 +189,12 @@ typedef struct gen_ctx {
     /* GEN_TF_*: emit what TensorFlow 1.x puts in a GraphDef beyond the training step (the zoo's
      * TAG models, whose op counts are of the whole GraphDef); 0 for the training step only. */
     int tf_graphdef;
+    /* Flags (GEN_SLIM_*, gen_model.h) every slim conv of the model takes, as slim's arg_scope
+     * gives them; a LINEAR conv (logits) takes only the regularizer. */
+    int slim_scope;
+    /* The REGULARIZATION_LOSSES collection (gen_add_loss), summed by gen_total_loss. */
+    gen_tensor *losses;
+    int n_losses, cap_losses;
     int failed;
     pb_error err;
 } gen_ctx;
@@ -245,6 +254,19 @@ gen_tensor gen_gather(gen_ctx *g, gen_tensor params, gen_tensor ids); /* embeddi
 gen_tensor gen_softmax(gen_ctx *g, gen_tensor x);
 /* Mean softmax cross-entropy of logits [b, n] against labels: a scalar loss. */
 gen_tensor gen_xent_loss(gen_ctx *g, gen_tensor logits, gen_tensor labels);
+
+/* Adds a scalar to the regularization losses (tf.GraphKeys.REGULARIZATION_LOSSES). */
+void gen_add_loss(gen_ctx *g, gen_tensor loss);
+/* tf.losses.get_total_loss: loss plus every regularization loss, one AddN "total_loss" (loss
+ * itself when there are none). */
+gen_tensor gen_total_loss(gen_ctx *g, gen_tensor loss);
+/*
+ * tf.train.ExponentialMovingAverage(decay, num_updates = global_step).apply(model variables),
+ * after gen_train: the decay min(decay, (1 + n) / (10 + n)) once, then per variable made by
+ * gen_variable a shadow VariableV2 "<var>/ExponentialMovingAverage" (with its initializer and
+ * read under GEN_TF_*) and its update sub, mul, AssignSub.  The shadows are parameter bytes.
+ */
+void gen_tf_ema(gen_ctx *g);
 
 /* Differentiates `loss`, clips gradients by global norm when clip != 0, and emits the optimizer's
  * update ops and the train op (a NoOp named after the optimizer). */

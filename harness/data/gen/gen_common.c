@@ -21,6 +21,7 @@ struct gen_op {
     int needs_grad; /* some trainable variable is upstream */
     int init;       /* part of tf.global_variables_initializer (GEN_TF_*) */
     int wgrad;      /* gradient of operand wgrad - 1 (a weight, or an activation); 0: none */
+    int model_var;  /* a variable made by gen_variable (not an optimizer slot) */
 };
 
 /* ------------------------------------------------------------------ families */
@@ -109,6 +110,11 @@ gen_shape gen_shape2(long long a, long long b)
     return (gen_shape){2, {a, b, 1, 1}};
 }
 
+gen_shape gen_shape3(long long a, long long b, long long c)
+{
+    return (gen_shape){3, {a, b, c, 1}};
+}
+
 gen_shape gen_shape4(long long a, long long b, long long c, long long d)
 {
     return (gen_shape){4, {a, b, c, d}};
@@ -151,6 +157,7 @@ void gen_free(gen_ctx *g)
         free(g->ops[i].in);
     }
     free(g->ops);
+    free(g->losses);
     strmap_free(&g->names);
     memset(g, 0, sizeof *g);
 }
@@ -369,8 +376,8 @@ static void gen_tf_initialize(gen_ctx *g, int v, int random)
 static int gen_is_weight(const char *name)
 {
     static const char *const weights[] = {
-        "w",         "weights",   "kernel", "depthwise_weights", "pointwise_weights",
-        "embedding", "embeddings"};
+        "w",         "weights",    "kernel",      "depthwise_weights", "pointwise_weights",
+        "embedding", "embeddings", "embed_lookup"};
     for (size_t i = 0; i < sizeof weights / sizeof weights[0]; i++)
         if (strcmp(name, weights[i]) == 0)
             return 1;
@@ -383,6 +390,7 @@ gen_tensor gen_variable(gen_ctx *g, const char *name, gen_shape shape)
     if (v < 0)
         return GEN_NONE;
     g->ops[v].param_bytes = gen_shape_bytes(shape);
+    g->ops[v].model_var = 1;
     /* "<var>/read", with the variable's own (possibly "_N"-suffixed) last name component. */
     const char *slash = strrchr(g->ops[v].name, '/');
     char read[300];
@@ -611,8 +619,6 @@ typedef struct gen_grads {
     int n, cap;
 } gen_grads;
 
-#define GEN_MAX_PEND 64
-
 typedef struct gen_bwd {
     gen_grads *acc; /* [n_fwd * GEN_MAX_PORTS] */
     int n_fwd;
@@ -620,8 +626,8 @@ typedef struct gen_bwd {
     gen_tensor *vgrad;
     int n_var;
     /* Gradients of the op being differentiated, held back until they are gated. */
-    gen_tensor pend_x[GEN_MAX_PEND], pend_dy[GEN_MAX_PEND];
-    int n_pend, collecting;
+    gen_tensor *pend_x, *pend_dy;
+    int n_pend, cap_pend, collecting;
 } gen_bwd;
 
 static void gen_grad_add(gen_ctx *g, gen_bwd *b, gen_tensor x, gen_tensor dy)
@@ -657,9 +663,19 @@ static void gen_grad_push(gen_ctx *g, gen_bwd *b, gen_tensor x, gen_tensor dy)
     if (!g->ops[x.op].needs_grad && !(b->collecting && g->tf_graphdef))
         return;
     if (b->collecting) {
-        if (b->n_pend == GEN_MAX_PEND) {
-            gen_fail(g, "generator: an op has too many differentiable inputs");
-            return;
+        if (b->n_pend == b->cap_pend) {
+            int cap = b->cap_pend ? 2 * b->cap_pend : 16;
+            gen_tensor *px = realloc(b->pend_x, (size_t)cap * sizeof *px);
+            if (px)
+                b->pend_x = px;
+            gen_tensor *pd = realloc(b->pend_dy, (size_t)cap * sizeof *pd);
+            if (pd)
+                b->pend_dy = pd;
+            if (!px || !pd) {
+                gen_fail(g, "out of memory");
+                return;
+            }
+            b->cap_pend = cap;
         }
         b->pend_x[b->n_pend] = x;
         b->pend_dy[b->n_pend++] = dy;
@@ -1054,6 +1070,11 @@ static void gen_grad_emit(gen_ctx *g, gen_bwd *b, int i, const gen_tensor *dy)
             gen_grad_push(g, b, in[0], gen_gop(g, "Transpose", a, 2, in[0], 0));
         break;
     }
+    case GEN_GRAD_L2LOSS: {
+        gen_tensor a[2] = {in[0], d};
+        gen_grad_push(g, b, in[0], gen_gop(g, "Mul", a, 2, in[0], f / 2.0));
+        break;
+    }
     default:
         break;
     }
@@ -1136,6 +1157,8 @@ static void gen_bwd_free(gen_bwd *b)
     free(b->acc);
     free(b->var);
     free(b->vgrad);
+    free(b->pend_x);
+    free(b->pend_dy);
 }
 
 /* ------------------------------------------------------------------ clipping and optimizers */
@@ -1169,6 +1192,7 @@ static const char *gen_opt_name(int optimizer)
 {
     return optimizer == GEN_OPT_ADAM       ? "Adam"
            : optimizer == GEN_OPT_MOMENTUM ? "Momentum"
+           : optimizer == GEN_OPT_RMSPROP  ? "RMSProp"
                                            : "GradientDescent";
 }
 
@@ -1225,6 +1249,10 @@ static int gen_apply(gen_ctx *g, int optimizer, int var, gen_tensor grad, const 
         in[n++] = beta[0];
         in[n++] = beta[1];
         type = "ApplyAdam";
+    } else if (optimizer == GEN_OPT_RMSPROP) {
+        in[n++] = gen_slot(g, var, "RMSProp");
+        in[n++] = gen_slot(g, var, "RMSProp_1");
+        type = "ApplyRMSProp";
     }
     in[n++] = grad;
     double e = gen_shape_elems(g->ops[var].out[0]);
@@ -1314,8 +1342,149 @@ void gen_train(gen_ctx *g, gen_tensor loss, int optimizer, int clip)
         gen_fail(g, "out of memory");
     else if (optimizer == GEN_OPT_ADAM && !g->failed)
         gen_adam_advance(g, apply, n_apply, beta);
+    else if (optimizer == GEN_OPT_RMSPROP && g->tf_graphdef && !g->failed) {
+        gen_set_scope(g, "RMSProp", "", "RMSProp"); /* the hyper-parameters every Apply reads */
+        static const char *const hyper[] = {"learning_rate", "decay", "momentum", "epsilon"};
+        for (int k = 0; k < 4; k++)
+            gen_const(g, hyper[k], gen_shape0());
+    }
     free(apply);
     gen_bwd_free(&b);
+    gen_restore(g, &saved);
+}
+
+/* ------------------------------------------------------------------ losses and averages */
+
+void gen_add_loss(gen_ctx *g, gen_tensor loss)
+{
+    if (g->failed || loss.op < 0)
+        return;
+    if (g->n_losses == g->cap_losses) {
+        int cap = g->cap_losses ? 2 * g->cap_losses : 64;
+        gen_tensor *p = realloc(g->losses, (size_t)cap * sizeof *p);
+        if (!p) {
+            gen_fail(g, "out of memory");
+            return;
+        }
+        g->losses = p;
+        g->cap_losses = cap;
+    }
+    g->losses[g->n_losses++] = loss;
+}
+
+gen_tensor gen_total_loss(gen_ctx *g, gen_tensor loss)
+{
+    if (g->failed || g->n_losses == 0)
+        return loss;
+    gen_tensor *in = malloc((size_t)(g->n_losses + 1) * sizeof *in);
+    if (!in) {
+        gen_fail(g, "out of memory");
+        return GEN_NONE;
+    }
+    in[0] = loss;
+    memcpy(in + 1, g->losses, (size_t)g->n_losses * sizeof *in);
+    gen_shape scalar = gen_shape0();
+    gen_tensor t = gen_op_emit(g, "AddN", "total_loss", GEN_GRAD_IDENTITY, in, g->n_losses + 1,
+                               &scalar, 1, g->n_losses);
+    free(in);
+    return t;
+}
+
+/* What variable v's initializer Assign writes (the variable itself when it has none). */
+static gen_tensor gen_initial_value(const gen_ctx *g, int v)
+{
+    for (int i = v + 1; i < g->n_ops; i++)
+        if (g->ops[i].init && g->ops[i].n_in == 2 && g->ops[i].in[0].op == v &&
+            strcmp(g->ops[i].type, "Assign") == 0)
+            return g->ops[i].in[1];
+    return (gen_tensor){v, 0};
+}
+
+/*
+ * The initial value of EMA shadow `sh` under GEN_TF_*: TensorFlow 1.x creates the slot from
+ * var.initialized_value(), a tf.cond on IsVariableInitialized (Switch, switch_t, switch_f,
+ * pred_id, the read through a RefSwitch, the initial value through a Switch, Merge); then the
+ * shadow's Assign and read.
+ */
+static void gen_ema_initialize(gen_ctx *g, int v, int sh)
+{
+    char saved[sizeof g->scope];
+    gen_scope_of(g, v, "", saved);
+    gen_tensor var = {v, 0};
+    gen_tensor pred = {gen_init_add(g, "IsVariableInitialized", "IsVariableInitialized", &var, 1),
+                       0};
+    gen_tensor pp[2] = {pred, pred};
+    gen_tensor sw = {gen_init_add(g, "Switch", "cond/Switch", pp, 2), 0};
+    gen_init_add(g, "Identity", "cond/switch_t", &sw, 1);
+    gen_init_add(g, "Identity", "cond/switch_f", &sw, 1);
+    gen_tensor id = {gen_init_add(g, "Identity", "cond/pred_id", &pred, 1), 0};
+    gen_tensor rs[2] = {var, id};
+    gen_tensor rsw = {gen_init_add(g, "RefSwitch", "cond/read/Switch", rs, 2), 0};
+    gen_tensor rd = {gen_init_add(g, "Identity", "cond/read", &rsw, 1), 0};
+    gen_tensor iv[2] = {gen_initial_value(g, v), id};
+    gen_tensor isw = {gen_init_add(g, "Switch", "cond/Switch_1", iv, 2), 0};
+    gen_tensor mg[2] = {isw, rd};
+    gen_tensor merged = {gen_init_add(g, "Merge", "cond/Merge", mg, 2), 0};
+    memcpy(g->scope, saved, sizeof saved);
+    gen_scope_of(g, sh, "", saved);
+    gen_tensor as[2] = {{sh, 0}, merged};
+    gen_init_add(g, "Assign", "Assign", as, 2);
+    gen_tensor shadow = {sh, 0};
+    gen_init_add(g, "Identity", "read", &shadow, 1);
+    memcpy(g->scope, saved, sizeof saved);
+}
+
+/* The shadow of variable v and its update (assign_moving_average with a tensor decay: its own
+ * 1 - decay, then sub, mul, AssignSub). */
+static void gen_ema_var(gen_ctx *g, int v, gen_tensor decay)
+{
+    gen_shape s = g->ops[v].out[0], scalar = gen_shape0();
+    double e = gen_shape_elems(s);
+    char saved[sizeof g->scope];
+    gen_scope_of(g, v, "", saved);
+    int sh =
+        gen_add(g, "VariableV2", "ExponentialMovingAverage", GEN_GRAD_NONE, NULL, 0, &s, 1, 0, 1);
+    memcpy(g->scope, saved, sizeof saved);
+    if (sh < 0)
+        return;
+    g->ops[sh].param_bytes = gen_shape_bytes(s);
+    if (g->tf_graphdef)
+        gen_ema_initialize(g, v, sh);
+    gen_tensor shadow = {sh, 0}, value = {v + 1, 0}; /* v + 1: the variable's read */
+    gen_push(g, GEN_SCOPE, "AssignMovingAvg");
+    gen_tensor o[2] = {gen_const(g, "decay/x", scalar), decay};
+    gen_tensor one_minus = gen_op_emit(g, "Sub", "decay", GEN_GRAD_NONE, o, 2, &scalar, 1, 1);
+    gen_tensor d[2] = {shadow, value};
+    gen_tensor diff = gen_op_emit(g, "Sub", "sub", GEN_GRAD_NONE, d, 2, &s, 1, e);
+    gen_tensor m[2] = {diff, one_minus};
+    gen_tensor step = gen_op_emit(g, "Mul", "mul", GEN_GRAD_NONE, m, 2, &s, 1, e);
+    gen_tensor a[2] = {shadow, step};
+    gen_op_emit(g, "AssignSub", "AssignMovingAvg", GEN_GRAD_NONE, a, 2, &s, 1, e);
+    gen_pop(g);
+}
+
+void gen_tf_ema(gen_ctx *g)
+{
+    if (g->failed)
+        return;
+    gen_saved saved;
+    gen_save(g, &saved);
+    gen_set_scope(g, "ExponentialMovingAverage", "", "ExponentialMovingAverage");
+    gen_shape scalar = gen_shape0();
+    /* decay = min(decay, (1 + n) / (10 + n)) with n = cast(global_step) */
+    gen_tensor n = gen_source(g, "VariableV2", "global_step", &scalar, 1);
+    n = gen_op_emit(g, "Cast", "Cast", GEN_GRAD_NONE, &n, 1, &scalar, 1, 1);
+    gen_tensor lo[2] = {gen_const(g, "add/x", scalar), n};
+    gen_tensor hi[2] = {gen_const(g, "add_1/x", scalar), n};
+    gen_tensor q[2] = {gen_op_emit(g, "AddV2", "add", GEN_GRAD_NONE, lo, 2, &scalar, 1, 1),
+                       gen_op_emit(g, "AddV2", "add_1", GEN_GRAD_NONE, hi, 2, &scalar, 1, 1)};
+    gen_tensor r[2] = {gen_const(g, "decay", scalar),
+                       gen_op_emit(g, "RealDiv", "truediv", GEN_GRAD_NONE, q, 2, &scalar, 1, 1)};
+    gen_tensor decay = gen_op_emit(g, "Minimum", "Minimum", GEN_GRAD_NONE, r, 2, &scalar, 1, 1);
+    int n_ops = g->n_ops;
+    for (int v = 0; v < n_ops && !g->failed; v++)
+        if (g->ops[v].model_var)
+            gen_ema_var(g, v, decay);
     gen_restore(g, &saved);
 }
 

@@ -28,17 +28,12 @@ typedef struct gen_gnmt_att {
     gen_tensor w_query, v, g, b, keys, memory;
 } gen_gnmt_att;
 
-static gen_shape gen_gnmt_shape3(long long a, long long b, long long c)
-{
-    return (gen_shape){3, {a, b, c, 1}};
-}
-
 /* Normed Bahdanau attention of query h [B, H] over the memory: the context [B, H]. */
 static gen_tensor gen_gnmt_attend(gen_ctx *g, gen_tensor h, const gen_gnmt_att *a, int batch)
 {
     gen_push(g, GEN_GROUP, "attention");
     gen_tensor q = gen_matmul(g, h, a->w_query, 0);
-    q = gen_reshape(g, q, gen_gnmt_shape3(batch, 1, GEN_GNMT_H));
+    q = gen_reshape(g, q, gen_shape3(batch, 1, GEN_GNMT_H));
     gen_tensor s = gen_broadcast(g, "AddV2", gen_broadcast(g, "AddV2", a->keys, q), a->b);
     s = gen_unary(g, "Tanh", s);
     /* normed_v = g v / sqrt(sum(v^2)), rebuilt every step inside the attention function */
@@ -52,7 +47,7 @@ static gen_tensor gen_gnmt_attend(gen_ctx *g, gen_tensor h, const gen_gnmt_att *
     gen_tensor score = gen_op_emit(g, "Sum", "Sum_1", GEN_GRAD_MEAN, &prod, 1, &sc, 1,
                                    gen_shape_elems(gen_shape_of(g, prod)));
     gen_tensor al = gen_softmax(g, score);
-    al = gen_reshape(g, al, gen_gnmt_shape3(batch, 1, GEN_GNMT_STEPS));
+    al = gen_reshape(g, al, gen_shape3(batch, 1, GEN_GNMT_STEPS));
     gen_tensor ctx = gen_matmul(g, al, a->memory, 0);
     ctx = gen_reshape(g, ctx, gen_shape2(batch, GEN_GNMT_H));
     gen_pop(g);
@@ -139,7 +134,7 @@ static gen_tensor gen_gnmt_encoder(gen_ctx *g, gen_tensor src, int L, int b)
     gen_push(g, GEN_GROUP, "memory");
     gen_tensor mem = gen_concat(g, outs, GEN_GNMT_STEPS);
     free(outs);
-    mem = gen_reshape(g, mem, gen_gnmt_shape3(b, GEN_GNMT_STEPS, GEN_GNMT_H));
+    mem = gen_reshape(g, mem, gen_shape3(b, GEN_GNMT_STEPS, GEN_GNMT_H));
     gen_pop(g);
     gen_pop(g);
     return mem;
@@ -168,7 +163,7 @@ int gen_gnmt_generate(const gen_model_args *a, const char *name, pb_graph **out,
     att.memory = mem;
     att.keys =
         gen_reshape(&g, gen_matmul(&g, gen_reshape(&g, mem, gen_shape2(rows, GEN_GNMT_H)), wm, 0),
-                    gen_gnmt_shape3(b, GEN_GNMT_STEPS, GEN_GNMT_H));
+                    gen_shape3(b, GEN_GNMT_STEPS, GEN_GNMT_H));
     gen_pop(&g);
     gen_push(&g, GEN_GROUP, "attention_weights");
     att.w_query = gen_variable(&g, "query_layer/kernel", gen_shape2(GEN_GNMT_H, GEN_GNMT_H));

@@ -148,27 +148,40 @@ static gen_tensor gen_inc_stem(gen_ctx *g, gen_tensor x)
     return gen_inc_pool(g, "MaxPool", "5a", x, 3, 2, 1);
 }
 
-/* AuxLogits after Mixed_6e: computed in the GraphDef, not part of TAG's loss. */
-static void gen_inc_aux(gen_ctx *g, gen_tensor x, int batch)
+/* AuxLogits after Mixed_6e: computed in the GraphDef, not part of TAG's loss; [B, classes]. */
+static gen_tensor gen_inc_aux(gen_ctx *g, gen_tensor x, int batch, int classes)
 {
     gen_push(g, GEN_SCOPE, "AuxLogits");
     x = gen_inc_pool(g, "AvgPool", "1a", x, 5, 3, 1);
     x = gen_slim_conv(g, "Conv2d_1b_1x1", x, 1, 1, 128, 1, 0);
     gen_shape s = gen_shape_of(g, x);
     x = gen_slim_conv(g, "Conv2d_2a", x, (int)s.d[1], (int)s.d[2], 768, 1, GEN_SLIM_VALID);
-    x = gen_slim_conv(g, "Conv2d_2b_1x1", x, 1, 1, 1000, 1, GEN_SLIM_LINEAR);
-    gen_reshape(g, x, gen_shape2(batch, 1000));
+    x = gen_slim_conv(g, "Conv2d_2b_1x1", x, 1, 1, classes, 1, GEN_SLIM_LINEAR);
+    x = gen_reshape(g, x, gen_shape2(batch, classes));
     gen_pop(g);
+    return x;
 }
 
-int gen_inceptionv3_generate(const gen_model_args *a, const char *name, pb_graph **out,
-                             pb_error *err)
+/* What differs between TAG's and GDP's Inception-V3 (see the header comments). */
+typedef struct gen_inc_cfg {
+    int image, classes;
+    int tf_graphdef; /* GEN_TF_* */
+    int slim_scope;  /* GEN_SLIM_* flags of inception_v3_arg_scope (0: no arg_scope) */
+    int softmax;     /* softmax cross-entropy with the aux head in the loss; else TAG's sigmoid */
+    int optimizer;   /* GEN_OPT_* */
+    int ema;         /* ExponentialMovingAverage of the model variables */
+} gen_inc_cfg;
+
+static int gen_inc_generate(const gen_inc_cfg *c, const gen_model_args *a, const char *name,
+                            pb_graph **out, pb_error *err)
 {
     static const int mixed6_c[4] = {128, 160, 160, 192};
     gen_ctx g;
     gen_init(&g, a->seed, a->batch);
-    g.tf_graphdef = GEN_TF_UNIFORM;
-    gen_shape io[2] = {gen_shape4(a->batch, 224, 224, 3), gen_shape2(a->batch, 1000)};
+    g.tf_graphdef = c->tf_graphdef;
+    g.slim_scope = c->slim_scope;
+    gen_shape io[2] = {gen_shape4(a->batch, c->image, c->image, 3),
+                       gen_shape2(a->batch, c->classes)};
     gen_tensor x = gen_source(&g, "Placeholder", "Placeholder", &io[0], 1);
     gen_tensor labels = gen_source(&g, "Placeholder", "Placeholder_1", &io[1], 1);
     gen_push(&g, GEN_SCOPE, "InceptionV3");
@@ -186,7 +199,7 @@ int gen_inceptionv3_generate(const gen_model_args *a, const char *name, pb_graph
         x = gen_inc_mixed6(&g, x, mixed6_c[k]);
         gen_pop(&g);
     }
-    gen_inc_aux(&g, x, a->batch);
+    gen_tensor aux = gen_inc_aux(&g, x, a->batch, c->classes);
     gen_push(&g, GEN_SCOPE, "Mixed_7a");
     x = gen_inc_reductions(&g, x, 7);
     gen_pop(&g);
@@ -201,14 +214,49 @@ int gen_inceptionv3_generate(const gen_model_args *a, const char *name, pb_graph
     gen_push(&g, GEN_GROUP, "Dropout_1b");
     x = gen_slim_dropout(&g, x);
     gen_pop(&g);
-    x = gen_slim_conv(&g, "Conv2d_1c_1x1", x, 1, 1, 1000, 1, GEN_SLIM_LINEAR);
-    x = gen_reshape(&g, x, gen_shape2(a->batch, 1000)); /* SpatialSqueeze */
+    x = gen_slim_conv(&g, "Conv2d_1c_1x1", x, 1, 1, c->classes, 1, GEN_SLIM_LINEAR);
+    x = gen_reshape(&g, x, gen_shape2(a->batch, c->classes)); /* SpatialSqueeze */
     gen_pop(&g);
     gen_pop(&g);
-    gen_tensor loss = gen_slim_sigmoid_loss(&g, x, labels);
-    gen_train(&g, loss, GEN_OPT_ADAM, 0);
-    gen_tf_init_op(&g);
+    gen_tensor loss;
+    if (c->softmax) {
+        /* train_image_classifier: softmax cross-entropy of the logits, 0.4 x that of the aux
+         * logits, plus the regularization losses */
+        gen_push(&g, GEN_GROUP, "softmax_cross_entropy_loss");
+        gen_tensor main_loss = gen_xent_loss(&g, x, labels);
+        gen_pop(&g);
+        gen_push(&g, GEN_GROUP, "softmax_cross_entropy_loss_1");
+        gen_tensor aux_loss = gen_broadcast(&g, "Mul", gen_xent_loss(&g, aux, labels),
+                                            gen_const(&g, "weights", gen_shape0()));
+        gen_pop(&g);
+        gen_add_loss(&g, aux_loss);
+        gen_push(&g, GEN_GROUP, "total_loss");
+        loss = gen_total_loss(&g, main_loss);
+        gen_pop(&g);
+    } else {
+        loss = gen_slim_sigmoid_loss(&g, x, labels);
+    }
+    gen_train(&g, loss, c->optimizer, 0);
+    if (c->ema)
+        gen_tf_ema(&g);
+    if (c->tf_graphdef)
+        gen_tf_init_op(&g);
     int rc = gen_model_finish(&g, a, name, out, err);
     gen_free(&g);
     return rc;
+}
+
+int gen_inceptionv3_generate(const gen_model_args *a, const char *name, pb_graph **out,
+                             pb_error *err)
+{
+    gen_inc_cfg c = {224, 1000, GEN_TF_UNIFORM, 0, 0, GEN_OPT_ADAM, 0};
+    return gen_inc_generate(&c, a, name, out, err);
+}
+
+int gen_inceptionv3_gdp_generate(const gen_model_args *a, const char *name, pb_graph **out,
+                                 pb_error *err)
+{
+    gen_inc_cfg c = {
+        299, 1001, GEN_TF_NORMAL, GEN_SLIM_BN_UNFUSED | GEN_SLIM_L2, 1, GEN_OPT_RMSPROP, 1};
+    return gen_inc_generate(&c, a, name, out, err);
 }

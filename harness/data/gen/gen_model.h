@@ -34,6 +34,9 @@ typedef struct gen_model_paper {
 
 #define GEN_MODEL_MAX_PAPER 6
 
+/* WaveNet accepts 1 <= stacks <= this. */
+#define GEN_MODEL_MAX_WAVENET_STACKS 16
+
 /* CTRDNN-L accepts 7 <= L <= this. */
 #define GEN_CTRDNN_MAX_LAYERS 64
 
@@ -52,6 +55,8 @@ typedef struct gen_model {
     const char *paper_param_exclude;
     /* Builds the graph; `a` has the defaults filled in.  *out is caller-owned (graph_free). */
     int (*generate)(const gen_model_args *a, const char *name, pb_graph **out, pb_error *err);
+    /* What follows the layer count in the graph's name ("<model>-<layers><suffix>"); NULL: "l". */
+    const char *suffix;
 } gen_model;
 
 /* The models in a fixed order; NULL past the end or for an unknown name. */
@@ -64,24 +69,37 @@ void gen_model_names(char *buf, size_t size);
 const gen_model_paper *gen_model_figure(const gen_model *m, int layers);
 
 /* Fills the defaults into a copy of *a (batch, layers when 0) and checks the ranges; the graph is
- * named "<model>", or "<model>-<layers>l" for a model with layers.  *out is caller-owned. */
+ * named "<model>", or "<model>-<layers><suffix>" for a model with layers.  *out is caller-owned. */
 int gen_model_generate(const gen_model *m, const gen_model_args *a, pb_graph **out, pb_error *err);
 
 /* ------------------------------------------------------------------ TF-slim layers (gen_slim.c) */
 
 enum {
-    GEN_SLIM_VALID = 1,   /* VALID padding (default SAME) */
-    GEN_SLIM_LINEAR = 2,  /* no ReLU */
-    GEN_SLIM_NO_BIAS = 4, /* no bias */
-    GEN_SLIM_BN = 8       /* slim.batch_norm instead of the bias */
+    GEN_SLIM_VALID = 1,       /* VALID padding (default SAME) */
+    GEN_SLIM_LINEAR = 2,      /* no ReLU */
+    GEN_SLIM_NO_BIAS = 4,     /* no bias */
+    GEN_SLIM_BN = 8,          /* slim.batch_norm instead of the bias */
+    GEN_SLIM_BN_UNFUSED = 16, /* slim.batch_norm(fused=False) instead of the bias */
+    GEN_SLIM_L2 = 32,         /* slim.l2_regularizer on the weights (gen_add_loss) */
+    GEN_SLIM_SCOPE_ONLY = 64  /* the conv's scope is a name scope, not a group of its own */
 };
-/* slim.conv2d in scope `scope` (a group): Conv2D reading "weights", then BiasAdd ("biases") or
- * batch norm, then ReLU, as `flags` say. */
+/* slim.conv2d in scope `scope` (a group unless GEN_SLIM_SCOPE_ONLY): Conv2D reading "weights", then
+ * BiasAdd ("biases") or batch norm, then ReLU, as `flags` say. */
 gen_tensor gen_slim_conv(gen_ctx *g, const char *scope, gen_tensor x, int kh, int kw, int cout,
                          int stride, int flags);
 /* slim.batch_norm (center, no scale, training) with its moving-average updates; relu != 0
  * applies tf.nn.relu after it. */
 gen_tensor gen_slim_batch_norm(gen_ctx *g, gen_tensor x, int relu);
+/* The same in scope `scope`, with a trainable gamma when scale != 0 (AmoebaNet's batch_norm). */
+gen_tensor gen_slim_batch_norm_named(gen_ctx *g, const char *scope, gen_tensor x, int scale);
+/* The same in scope `scope`, with a trainable gamma when scale != 0 (AmoebaNet's batch_norm). */
+gen_tensor gen_slim_batch_norm_named(gen_ctx *g, const char *scope, gen_tensor x, int scale);
+/* slim.batch_norm(fused=False) (center, no scale, training): moments over all axes but the
+ * last, tf.nn.batch_normalization, and the moving-average updates. */
+gen_tensor gen_slim_batch_norm_unfused(gen_ctx *g, gen_tensor x);
+/* slim.l2_regularizer(scale)(w): scale * L2Loss(w) in "<w>/Regularizer/l2_regularizer", added to
+ * the regularization losses. */
+void gen_slim_l2_regularizer(gen_ctx *g, gen_tensor w);
 /* tf.nn.dropout (TF 1.x ops) on x. */
 gen_tensor gen_slim_dropout(gen_ctx *g, gen_tensor x);
 /* An element-wise op (Rsqrt, Exp, ...) whose gradient is one "<Type>Grad" op. */
@@ -89,6 +107,8 @@ gen_tensor gen_slim_unary(gen_ctx *g, const char *type, gen_tensor x);
 /* tf.contrib.layers.layer_norm over the last axis (scope "LayerNorm": beta, gamma, moments,
  * rsqrt, scale and shift). */
 gen_tensor gen_slim_layer_norm(gen_ctx *g, gen_tensor x);
+/* The same with given beta and gamma reads (a layer norm whose variables are shared). */
+gen_tensor gen_slim_layer_norm_with(gen_ctx *g, gen_tensor x, gen_tensor beta, gen_tensor gamma);
 /* reduce_sum(sigmoid_cross_entropy_with_logits(labels, logits)): a scalar loss. */
 gen_tensor gen_slim_sigmoid_loss(gen_ctx *g, gen_tensor logits, gen_tensor labels);
 
@@ -122,12 +142,21 @@ int gen_resnet101_generate(const gen_model_args *a, const char *name, pb_graph *
                            pb_error *err);
 int gen_inceptionv3_generate(const gen_model_args *a, const char *name, pb_graph **out,
                              pb_error *err);
+int gen_inceptionv3_gdp_generate(const gen_model_args *a, const char *name, pb_graph **out,
+                                 pb_error *err);
+int gen_transformer_generate(const gen_model_args *a, const char *name, pb_graph **out,
+                             pb_error *err);
 int gen_bert_small_generate(const gen_model_args *a, const char *name, pb_graph **out,
                             pb_error *err);
 int gen_bert_large_generate(const gen_model_args *a, const char *name, pb_graph **out,
                             pb_error *err);
 int gen_rnnlm_generate(const gen_model_args *a, const char *name, pb_graph **out, pb_error *err);
 int gen_gnmt_generate(const gen_model_args *a, const char *name, pb_graph **out, pb_error *err);
+int gen_amoebanet_generate(const gen_model_args *a, const char *name, pb_graph **out,
+                           pb_error *err);
+int gen_transformer_xl_generate(const gen_model_args *a, const char *name, pb_graph **out,
+                                pb_error *err);
+int gen_wavenet_generate(const gen_model_args *a, const char *name, pb_graph **out, pb_error *err);
 int gen_matchnet_generate(const gen_model_args *a, const char *name, pb_graph **out, pb_error *err);
 int gen_ctrdnn_generate(const gen_model_args *a, const char *name, pb_graph **out, pb_error *err);
 int gen_2emb_generate(const gen_model_args *a, const char *name, pb_graph **out, pb_error *err);

@@ -12,15 +12,20 @@ static long long gen_slim_out(long long in, int k, int stride, int valid)
 gen_tensor gen_slim_conv(gen_ctx *g, const char *scope, gen_tensor x, int kh, int kw, int cout,
                          int stride, int flags)
 {
-    gen_push(g, GEN_GROUP, "%s", scope);
+    gen_push(g, flags & GEN_SLIM_SCOPE_ONLY ? GEN_SCOPE : GEN_GROUP, "%s", scope);
+    flags |= flags & GEN_SLIM_LINEAR ? g->slim_scope & GEN_SLIM_L2 : g->slim_scope;
     gen_shape s = gen_shape_of(g, x);
     int valid = (flags & GEN_SLIM_VALID) != 0;
     gen_tensor in[2] = {x, gen_variable(g, "weights", gen_shape4(kh, kw, s.d[3], cout))};
+    if (flags & GEN_SLIM_L2)
+        gen_slim_l2_regularizer(g, in[1]);
     gen_shape o = gen_shape4(s.d[0], gen_slim_out(s.d[1], kh, stride, valid),
                              gen_slim_out(s.d[2], kw, stride, valid), cout);
     double flops = 2.0 * gen_shape_elems(o) * kh * kw * (double)s.d[3];
     gen_tensor y = gen_op_emit(g, "Conv2D", "Conv2D", GEN_GRAD_CONV2D, in, 2, &o, 1, flops);
-    if (flags & GEN_SLIM_BN)
+    if (flags & GEN_SLIM_BN_UNFUSED)
+        y = gen_slim_batch_norm_unfused(g, y);
+    else if (flags & GEN_SLIM_BN)
         y = gen_slim_batch_norm(g, y, 0);
     else if (!(flags & GEN_SLIM_NO_BIAS))
         y = gen_bias_add(g, y, gen_variable(g, "biases", gen_shape1(cout)));
@@ -30,35 +35,118 @@ gen_tensor gen_slim_conv(gen_ctx *g, const char *scope, gen_tensor x, int kh, in
     return y;
 }
 
+/* AssignMovingAvg of a moving statistic `avg` towards `value` (decay Const, sub, mul,
+ * AssignSub), which TensorFlow keeps in UPDATE_OPS; variables no gradient reaches. */
+static void gen_slim_moving_average(gen_ctx *g, gen_tensor avg, gen_tensor value)
+{
+    gen_shape c = gen_shape_of(g, avg);
+    gen_tensor decay = gen_const(g, "AssignMovingAvg/decay", gen_shape0());
+    gen_tensor d[2] = {avg, value};
+    gen_tensor diff =
+        gen_op_emit(g, "Sub", "AssignMovingAvg/sub", GEN_GRAD_NONE, d, 2, &c, 1, (double)c.d[0]);
+    gen_tensor m[2] = {diff, decay};
+    gen_tensor step =
+        gen_op_emit(g, "Mul", "AssignMovingAvg/mul", GEN_GRAD_NONE, m, 2, &c, 1, (double)c.d[0]);
+    gen_tensor a[2] = {avg, step};
+    gen_op_emit(g, "AssignSub", "AssignMovingAvg", GEN_GRAD_NONE, a, 2, &c, 1, (double)c.d[0]);
+}
+
+/* A mean over every axis but the last, keeping them ([1, 1, 1, C]). */
+static gen_tensor gen_slim_moment(gen_ctx *g, gen_tensor x)
+{
+    gen_shape s = gen_shape_of(g, x), o = gen_shape4(1, 1, 1, s.d[s.rank - 1]);
+    gen_const(g, "reduction_indices", gen_shape1(3));
+    return gen_op_emit(g, "Mean", "Mean", GEN_GRAD_MEAN, &x, 1, &o, 1, gen_shape_elems(s));
+}
+
+/* A reduction over the last axis keeping it (Mean and its reduction-indices Const). */
+static gen_tensor gen_slim_mean(gen_ctx *g, gen_tensor x)
+{
+    gen_shape s = gen_shape_of(g, x), o = s;
+    o.d[o.rank - 1] = 1;
+    gen_const(g, "reduction_indices", gen_shape1(1));
+    return gen_op_emit(g, "Mean", "Mean", GEN_GRAD_MEAN, &x, 1, &o, 1, gen_shape_elems(s));
+}
+
+/* tf.nn.moments: the mean (over every axis but the last when all_but_last, else over the last),
+ * its StopGradient, the SquaredDifference and its mean, in the current scope. */
+static void gen_slim_moments(gen_ctx *g, gen_tensor x, int all_but_last, gen_tensor *mean,
+                             gen_tensor *var)
+{
+    *mean = all_but_last ? gen_slim_moment(g, x) : gen_slim_mean(g, x);
+    gen_shape ms = gen_shape_of(g, *mean);
+    gen_tensor sg =
+        gen_op_emit(g, "StopGradient", "StopGradient", GEN_GRAD_NONE, mean, 1, &ms, 1, 0);
+    gen_tensor d = gen_broadcast(g, "SquaredDifference", x, sg);
+    *var = all_but_last ? gen_slim_moment(g, d) : gen_slim_mean(g, d);
+}
+
+gen_tensor gen_slim_batch_norm_unfused(gen_ctx *g, gen_tensor x)
+{
+    gen_push(g, GEN_SCOPE, "BatchNorm");
+    gen_shape s = gen_shape_of(g, x), c = gen_shape1(s.d[s.rank - 1]);
+    gen_tensor beta = gen_variable(g, "beta", c);
+    gen_tensor avg[2] = {gen_variable(g, "moving_mean", c), gen_variable(g, "moving_variance", c)};
+    gen_push(g, GEN_SCOPE, "moments");
+    gen_tensor mean, var;
+    gen_slim_moments(g, x, 1, &mean, &var);
+    gen_tensor m[2];
+    m[0] = gen_op_emit(g, "Squeeze", "Squeeze", GEN_GRAD_RESHAPE, &mean, 1, &c, 1, 0);
+    m[1] = gen_op_emit(g, "Squeeze", "Squeeze_1", GEN_GRAD_RESHAPE, &var, 1, &c, 1, 0);
+    gen_pop(g);
+    for (int k = 0; k < 2; k++)
+        gen_slim_moving_average(g, avg[k], m[k]);
+    gen_push(g, GEN_SCOPE, "batchnorm");
+    gen_tensor inv = gen_slim_unary(
+        g, "Rsqrt", gen_broadcast(g, "AddV2", m[1], gen_const(g, "add/y", gen_shape0())));
+    gen_tensor xs = gen_broadcast(g, "Mul", x, inv);
+    gen_tensor shift = gen_binary(g, "Sub", beta, gen_binary(g, "Mul", m[0], inv));
+    gen_tensor y = gen_broadcast(g, "AddV2", xs, shift);
+    gen_pop(g);
+    gen_pop(g);
+    return y;
+}
+
+void gen_slim_l2_regularizer(gen_ctx *g, gen_tensor w)
+{
+    gen_push(g, GEN_SCOPE, "Regularizer/l2_regularizer");
+    gen_shape scalar = gen_shape0();
+    gen_tensor scale = gen_const(g, "scale", scalar);
+    gen_tensor l2 = gen_op_emit(g, "L2Loss", "L2Loss", GEN_GRAD_L2LOSS, &w, 1, &scalar, 1,
+                                2.0 * gen_shape_elems(gen_shape_of(g, w)));
+    gen_add_loss(g, gen_binary(g, "Mul", scale, l2));
+    gen_pop(g);
+}
+
 /*
  * slim.batch_norm as called without an arg_scope (center, no scale, decay 0.999, training): a
  * FusedBatchNorm reading the beta variable, a ones Const for gamma and two empty Consts, plus the
  * moving_mean / moving_variance variables (not trainable) and their AssignMovingAvg updates
  * (decay Const, sub, sub_1, mul, AssignSub each), which TensorFlow keeps in UPDATE_OPS.
  */
-gen_tensor gen_slim_batch_norm(gen_ctx *g, gen_tensor x, int relu)
+gen_tensor gen_slim_batch_norm_named(gen_ctx *g, const char *scope, gen_tensor x, int scale)
 {
-    gen_push(g, GEN_SCOPE, "BatchNorm");
+    gen_push(g, GEN_SCOPE, "%s", scope);
     gen_shape s = gen_shape_of(g, x), c = gen_shape1(s.d[s.rank - 1]);
-    gen_tensor gamma = gen_const(g, "Const", c);
+    gen_tensor gamma = scale ? GEN_NONE : gen_const(g, "Const", c);
     gen_tensor beta = gen_variable(g, "beta", c);
+    if (scale)
+        gamma = gen_variable(g, "gamma", c);
     gen_tensor in[3] = {x, gamma, beta};
     gen_shape o[3] = {s, c, c};
     gen_tensor y = gen_op_emit(g, "FusedBatchNorm", "FusedBatchNorm", GEN_GRAD_BATCHNORM, in, 3, o,
                                3, 8.0 * gen_shape_elems(s));
     for (int k = 1; k <= 2; k++) { /* variables no gradient reaches, so never trained */
         gen_tensor avg = gen_variable(g, k == 1 ? "moving_mean" : "moving_variance", c);
-        gen_tensor decay = gen_const(g, "AssignMovingAvg/decay", gen_shape0());
-        gen_tensor d[2] = {avg, gen_port(y, k)};
-        gen_tensor diff = gen_op_emit(g, "Sub", "AssignMovingAvg/sub", GEN_GRAD_NONE, d, 2, &c, 1,
-                                      (double)c.d[0]);
-        gen_tensor m[2] = {diff, decay};
-        gen_tensor step = gen_op_emit(g, "Mul", "AssignMovingAvg/mul", GEN_GRAD_NONE, m, 2, &c, 1,
-                                      (double)c.d[0]);
-        gen_tensor a[2] = {avg, step};
-        gen_op_emit(g, "AssignSub", "AssignMovingAvg", GEN_GRAD_NONE, a, 2, &c, 1, (double)c.d[0]);
+        gen_slim_moving_average(g, avg, gen_port(y, k));
     }
     gen_pop(g);
+    return y;
+}
+
+gen_tensor gen_slim_batch_norm(gen_ctx *g, gen_tensor x, int relu)
+{
+    gen_tensor y = gen_slim_batch_norm_named(g, "BatchNorm", x, 0);
     return relu ? gen_unary(g, "Relu", y) : y;
 }
 
@@ -129,27 +217,22 @@ gen_tensor gen_slim_unary(gen_ctx *g, const char *type, gen_tensor x)
     return gen_op_emit(g, type, type, GEN_GRAD_UNARY, &x, 1, &s, 1, 4.0 * gen_shape_elems(s));
 }
 
-/* A reduction over the last axis keeping it (Mean and its reduction-indices Const). */
-static gen_tensor gen_slim_mean(gen_ctx *g, gen_tensor x)
-{
-    gen_shape s = gen_shape_of(g, x), o = s;
-    o.d[o.rank - 1] = 1;
-    gen_const(g, "reduction_indices", gen_shape1(1));
-    return gen_op_emit(g, "Mean", "Mean", GEN_GRAD_MEAN, &x, 1, &o, 1, gen_shape_elems(s));
-}
-
 /* tf.contrib.layers.layer_norm over the last axis. */
 gen_tensor gen_slim_layer_norm(gen_ctx *g, gen_tensor x)
 {
     gen_push(g, GEN_SCOPE, "LayerNorm");
     gen_shape s = gen_shape_of(g, x), c = gen_shape1(s.d[s.rank - 1]);
     gen_tensor beta = gen_variable(g, "beta", c), gamma = gen_variable(g, "gamma", c);
+    gen_tensor y = gen_slim_layer_norm_with(g, x, beta, gamma);
+    gen_pop(g);
+    return y;
+}
+
+gen_tensor gen_slim_layer_norm_with(gen_ctx *g, gen_tensor x, gen_tensor beta, gen_tensor gamma)
+{
     gen_push(g, GEN_SCOPE, "moments");
-    gen_tensor mean = gen_slim_mean(g, x);
-    gen_shape ms = gen_shape_of(g, mean);
-    gen_tensor sg =
-        gen_op_emit(g, "StopGradient", "StopGradient", GEN_GRAD_NONE, &mean, 1, &ms, 1, 0);
-    gen_tensor var = gen_slim_mean(g, gen_broadcast(g, "SquaredDifference", x, sg));
+    gen_tensor mean, var;
+    gen_slim_moments(g, x, 0, &mean, &var);
     gen_pop(g);
     gen_push(g, GEN_SCOPE, "batchnorm");
     gen_tensor inv = gen_slim_unary(
@@ -158,7 +241,6 @@ gen_tensor gen_slim_layer_norm(gen_ctx *g, gen_tensor x)
     gen_tensor xs = gen_broadcast(g, "Mul", x, inv);
     gen_tensor shift = gen_broadcast(g, "Sub", beta, gen_broadcast(g, "Mul", mean, inv));
     gen_tensor y = gen_broadcast(g, "AddV2", xs, shift);
-    gen_pop(g);
     gen_pop(g);
     return y;
 }

@@ -23,6 +23,9 @@ extern "C" {
  *     ("full": PB_REPL_DUPLICATE, class NONE, optimizer ops).  PB_REPL_SPLIT is refused: a
  *     simulator places split ops first (the topology simulator partitions them with METIS,
  *     which the library does not link).
+ *   - Since ABI 1.5, s->op_replication[v] >= 0 replaces op v's option (SFB's duplicate of
+ *     single ops of a replicated group: such an op computes the whole batch on every replica,
+ *     and an optimizer op whose gradient is whole reads it locally, unsynchronised).
  *   - A parameter takes the device group and option of the first optimizer op it feeds.
  *   - A part consumer reads a BATCH-class producer by parts (replica to replica when the
  *     producer is split the same way, else through a Split on the producer's first device, or a
@@ -76,6 +79,9 @@ typedef struct pb_compiled {
     const double *in_bytes;    /* [n_inputs] bytes read; 0 = control dependency */
     const int *coll_size;      /* [n_collectives] members of each instance */
     int n_split_ops;           /* ops that were batch-split */
+    /* Since ABI 1.5: op_part[v] = 1 when op v of the graph was batch-split (its replicas compute
+     * parts of the batch), 0 when each replica computes it whole ([graph n_nodes]). */
+    const unsigned char *op_part;
 } pb_compiled;
 
 typedef struct pb_compiler pb_compiler;

@@ -10,10 +10,12 @@
 extern "C" {
 #endif
 
-/* Communication option of an action (specs/tag.md §6): the order is the spec's encoding.
- * TAG_COMM_DUPLICATE (every device computes the whole group, the paper's 4th option) is offered
- * only when the placer's option duplicate_action is on. */
-enum { TAG_COMM_PS = 0, TAG_COMM_ALLREDUCE = 1, TAG_COMM_MP = 2, TAG_COMM_DUPLICATE = 3 };
+/* Communication option of an action (specs/tag.md §6): the order is the spec's encoding, and
+ * TAG_N_COMM the width of its one-hot (the code's 3 options).  TAG_COMM_DUPLICATE (every device
+ * computes the whole group, the paper's 4th option) lies beyond it and is offered only when the
+ * placer's option duplicate_action is on. */
+enum { TAG_COMM_PS = 0, TAG_COMM_ALLREDUCE = 1, TAG_COMM_MP = 2, TAG_N_COMM = 3 };
+enum { TAG_COMM_DUPLICATE = 3 };
 
 /* Batch sizes the time features are given at: B, B/2, B/4, B/8 (specs/tag.md §2.3, §8.2). */
 enum { TAG_N_BATCH = 4 };

@@ -679,7 +679,7 @@ static int topo_resolve_split(const topo_prepared *p, const pb_strategy *s, topo
     int ng = s->n_device_groups, total = s->group_start[ng], nd = p->nd;
     if (topo_split_alloc(t, s, g, nd))
         return pb_errorf(err, "out of memory");
-    const double *share = s->struct_size >= sizeof *s ? s->device_share : NULL;
+    const double *share = PB_STRATEGY_HAS(s, device_share) ? s->device_share : NULL;
     memcpy(t->start, s->group_start, ((size_t)ng + 1) * sizeof(int));
     memcpy(t->devices, s->group_devices, (size_t)total * sizeof(int));
     if (share)
@@ -712,6 +712,7 @@ static int topo_resolve_split(const topo_prepared *p, const pb_strategy *s, topo
     t->s.group_start = t->start;
     t->s.group_devices = t->devices;
     t->s.device_share = share ? t->share : NULL;
+    t->s.op_replication = PB_STRATEGY_HAS(s, op_replication) ? s->op_replication : NULL;
     *out = &t->s;
     return PB_OK;
 }

@@ -423,10 +423,10 @@ static void test_presets_and_unknown(void **state)
     int n;
     pb_error err;
     assert_int_equal(cluster_presets(&p, &n, &err), PB_OK);
-    static const char *const want[] = {"gdp-p100",    "heterps",         "heterps-types",
-                                       "placeto-k80", "tag-cloud",       "tag-random",
-                                       "tag-testbed", "tag-testbed-code"};
-    assert_int_equal(n, 8);
+    static const char *const want[] = {"gdp-p100",    "heterps",     "heterps-types",
+                                       "placeto-k80", "tag-cloud",   "tag-random",
+                                       "tag-sfb",     "tag-testbed", "tag-testbed-code"};
+    assert_int_equal(n, 9);
     for (int i = 0; i < n; i++) {
         assert_string_equal(p[i].name, want[i]);
         assert_true(strlen(p[i].about) > 10);
@@ -437,7 +437,7 @@ static void test_presets_and_unknown(void **state)
     assert_string_equal(build_fails("nothing-like-it", 4, &err),
                         "unknown cluster preset 'nothing-like-it' (presets: gdp-p100, "
                         "heterps, heterps-types, placeto-k80, tag-cloud, tag-random, "
-                        "tag-testbed, tag-testbed-code)");
+                        "tag-sfb, tag-testbed, tag-testbed-code)");
 }
 
 /* ---------------------------------------------------------------- config_cluster on own text */

@@ -15,14 +15,21 @@
 
 /*
  * The papers' figures, copied from the papers (not from gen_model.c):
- *   TAG Table 3 (op counts; "parameter size" in MiB): InceptionV3 5312 / 90, ResNet101
- *   7951 / 169, VGG19 1169 / 548, BERT-Small 5061 / 98, BERT-Large 26601 / 2313 (BERT's
- *   sizes without the word-embedding table: 305,220 x 1024 or x 2048 floats would be 1192 or
- *   2384 MiB on their own).
+ *   TAG Table 3 (op counts; "parameter size" in MiB): InceptionV3 5312 / 90,
+ *   ResNet101 7951 / 169, VGG19 1169 / 548, Transformer 16859 / 407, BERT-Small 5061 / 98,
+ *   BERT-Large 26601 / 2313 (BERT's sizes without the word-embedding table: 305,220 x 1024 or
+ *   x 2048 floats would be 1192 or 2384 MiB on their own).
  *   GDP §6.3 (and specs/gdp.md §10.2): RNNLM 2 layers 9,021; GNMT 2 / 4 / 8 layers 28,044 /
  *   46,600 / 83,712 (no parameter sizes given).
- *   HeterPS §6.1: "MATCHNET (16), CTRDNN (16), 2EMB (10), and NCE (5), with the number of layers
- *   in parenthesis"; §6.2 CTRDNN with 8, 12, 16 and 20 layers; §6.3 "a CTRDNN of 7 layers".
+ *   GDP §6.3.1: Inception-V3 at batch 64, "The Tensorflow graph of this model contains 24,713
+ *   operations".
+ *   GDP §6.3.2: AmoebaNet at batch 64, "The Tensorflow graphs contains 9,430 operations" (the
+ *   number of normal cells, 8, is the spec's calibration knob; see gen_amoebanet.c).
+ *   GDP §6.3.6: "An 5-stack WaveNet contains 4,374 operations and a 10-stack WaveNet contains
+ *   8,516 operations".
+ *   HeterPS §6.1: "MATCHNET (16), CTRDNN (16), 2EMB (10), and NCE (5), with the number of
+ *   layers in parenthesis"; §6.2 CTRDNN with 8, 12, 16 and 20 layers; §6.3 "a CTRDNN of 7
+ *   layers".
  */
 typedef struct zoo_target {
     const char *model;
@@ -35,12 +42,17 @@ static const zoo_target zoo_targets[] = {
     {"inceptionv3", 0, 5312, 90},
     {"resnet101", 0, 7951, 169},
     {"vgg19", 0, 1169, 548},
+    {"transformer", 0, 16859, 407},
     {"bert-small", 0, 5061, 98},
     {"bert-large", 0, 26601, 2313},
     {"rnnlm", 2, 9021, 0},
     {"gnmt", 2, 28044, 0},
     {"gnmt", 4, 46600, 0},
     {"gnmt", 8, 83712, 0},
+    {"inceptionv3-gdp", 0, 24713, 0},
+    {"amoebanet", 8, 9430, 0},
+    {"wavenet", 5, 4374, 0},
+    {"wavenet", 10, 8516, 0},
     {"matchnet", 0, 16, 0},
     {"ctrdnn", 16, 16, 0},
     {"ctrdnn", 7, 7, 0},
@@ -105,6 +117,27 @@ static void test_zoo_op_counts(void **state)
             fail_msg("%s: %g MiB of parameters, paper %g", g->name, mib, t->param_mib);
         graph_free(g);
     }
+}
+
+/*
+ * GDP §6.3.5: "The 2-layer Transformer-XL contains 2,618 operations.  The number of ops grow
+ * roughly proportional with the number of layers."  Our graph is 26 % over the count (README:
+ * not matched, and why), so the test asserts the proportionality: each doubling of the layers
+ * doubles the ops within 15 %.
+ */
+static void test_zoo_transformer_xl_proportional(void **state)
+{
+    (void)state;
+    double ops[3];
+    for (int k = 0; k < 3; k++) {
+        pb_graph *g = zoo_generate("transformer-xl", 2 << k, 1);
+        ops[k] = g->n_nodes;
+        graph_free(g);
+    }
+    for (int k = 1; k < 3; k++)
+        if (fabs(ops[k] / ops[k - 1] - 2.0) > 0.15 * 2.0)
+            fail_msg("transformer-xl: %g ops at %d layers, %g at %d", ops[k - 1], 1 << k, ops[k],
+                     2 << k);
 }
 
 /* Every model: same seed, same checksum. */
@@ -196,6 +229,13 @@ static void test_zoo_annotations(void **state)
     (void)state;
     zoo_check_annotations("vgg19", 0);
     zoo_check_annotations("gnmt", 2);
+    /* RMSProp's updates beside weight decay, batch-norm statistics and EMA shadows (variables no
+     * optimizer updates), two passes over shared weights, BiasAdd on 4-d convolutions */
+    zoo_check_annotations("inceptionv3-gdp", 0);
+    zoo_check_annotations("amoebanet", 3);
+    zoo_check_annotations("transformer", 0);
+    zoo_check_annotations("transformer-xl", 1);
+    zoo_check_annotations("wavenet", 1);
 }
 
 /* specs/tag.md §2.5: times {6:10, 10:14, 15:20, 20:27, 30:40, 60:75} give 61 at b = 48, 145 at
@@ -228,9 +268,13 @@ static void test_devcost_roofline(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_zoo_op_counts),     cmocka_unit_test(test_zoo_deterministic),
-        cmocka_unit_test(test_zoo_bad_arguments), cmocka_unit_test(test_zoo_annotations),
-        cmocka_unit_test(test_zoo_chain_sizes),   cmocka_unit_test(test_devcost_batch_model),
+        cmocka_unit_test(test_zoo_op_counts),
+        cmocka_unit_test(test_zoo_transformer_xl_proportional),
+        cmocka_unit_test(test_zoo_deterministic),
+        cmocka_unit_test(test_zoo_bad_arguments),
+        cmocka_unit_test(test_zoo_annotations),
+        cmocka_unit_test(test_zoo_chain_sizes),
+        cmocka_unit_test(test_devcost_batch_model),
         cmocka_unit_test(test_devcost_roofline),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -304,6 +304,55 @@ static void test_split_refused(void **state)
                                  "not supported by the strategy compiler");
 }
 
+/* SFB's rewrite (ABI 1.5 op_replication): x and gW duplicated inside the AllReduce group.  gW
+ * is whole on both devices, so nothing is synchronised and each upd reads its local gW; y stays
+ * split and reads x through one Split on x's first device; gW reads x locally and y through a
+ * Concat on its first device. */
+static void test_op_duplicate(void **state)
+{
+    test_fixture *f = *state;
+    test_dp(f, PB_REPL_ALLREDUCE);
+    int op[N_OPS] = {-1, -1, -1, -1, -1, -1, -1};
+    op[X] = op[GW] = PB_REPL_DUPLICATE;
+    f->s.op_replication = op;
+    const pb_compiled *cg = test_compile(f);
+    test_topological(cg);
+    assert_int_equal(cg->n_collectives, 0);
+    assert_int_equal(cg->n_split_ops, 1);
+    assert_int_equal(cg->op_part[X], 0);
+    assert_int_equal(cg->op_part[Y], 1);
+    assert_int_equal(cg->op_part[GW], 0);
+    int split = test_find(cg, PB_CNODE_SPLIT, X, 0, 0),
+        concat = test_find(cg, PB_CNODE_CONCAT, Y, 0, 0);
+    assert_true(split >= 0 && concat >= 0);
+    assert_int_equal(test_count(cg, PB_CNODE_SPLIT), 1);
+    assert_int_equal(test_count(cg, PB_CNODE_CONCAT), 1);
+    for (int d = 0; d < 2; d++) {
+        int x = test_find(cg, PB_CNODE_OP, X, d, d), y = test_find(cg, PB_CNODE_OP, Y, d, d);
+        int gw = test_find(cg, PB_CNODE_OP, GW, d, d), upd = test_find(cg, PB_CNODE_OP, UPD, d, d);
+        assert_true(cg->cost_us[x] == 10 && cg->cost_us[gw] == 80 && cg->cost_us[y] == 52);
+        assert_true(test_reads(cg, y, split) == 32768);
+        assert_true(test_reads(cg, gw, x) == 65536 && test_reads(cg, gw, concat) == 65536);
+        assert_true(test_reads(cg, upd, gw) == 262144);
+        assert_true(test_reads(cg, concat, y) == 32768);
+    }
+    assert_true(test_reads(cg, split, test_find(cg, PB_CNODE_OP, X, 0, 0)) == 65536);
+}
+
+/* An op_replication entry that is not -1, allreduce, ps or duplicate names the op. */
+static void test_op_option_refused(void **state)
+{
+    test_fixture *f = *state;
+    test_dp(f, PB_REPL_ALLREDUCE);
+    int op[N_OPS] = {-1, -1, PB_REPL_NONE, -1, -1, -1, -1};
+    f->s.op_replication = op;
+    pb_error err = {{0}};
+    const pb_compiled *out;
+    assert_int_equal(pb_compile(f->compiler, f->g, &f->c, &f->s, &out, &err), PB_ERR);
+    assert_string_equal(err.msg, "node 'y': per-op replication option 0 (allowed: -1 = the "
+                                 "node's, 1 allreduce, 2 ps, 3 duplicate)");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -315,6 +364,8 @@ int main(void)
         cmocka_unit_test(test_shape_reads_local_part),
         cmocka_unit_test(test_shares),
         cmocka_unit_test(test_split_refused),
+        cmocka_unit_test(test_op_duplicate),
+        cmocka_unit_test(test_op_option_refused),
     };
     return cmocka_run_group_tests(tests, test_setup, test_teardown);
 }

@@ -10,6 +10,8 @@
 #include "report/papers.h"
 
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void test_spot_checks(void **state)
@@ -167,13 +169,43 @@ static void test_display_order(void **state)
     assert_int_equal(papers_display_at(names, 4, NULL, 0, 1), 1);
 }
 
+/* TAG's Tables 5 and 6 as transcribed (paper §5.6), and the markdown beside ours: speed-up =
+ * without / with - 1, our op types sorted by count (ties by name), '-' where a figure is N/A. */
+static void test_tag_sfb(void **state)
+{
+    (void)state;
+    const papers_sfb_tables *t = papers_tag_sfb();
+    assert_int_equal(t->n_rows, 6);
+    assert_int_equal(t->batch, 4);
+    assert_string_equal(t->rows[3].model, "transformer");
+    assert_true(t->rows[3].dp_without_s == 0.1199 && t->rows[3].dp_with_s == 0.0455);
+    assert_true(isnan(t->rows[5].flexflow_s) && t->rows[0].flexflow_s == 0.0631);
+    assert_string_equal(t->top[1].type, "MatMul");
+    assert_int_equal(t->top[1].count, 336);
+    papers_sfb_measured m[2] = {{"vgg19", 0.2, 0.1, 7}, {"made-up", 0.3, NAN, 0}};
+    papers_sfb_count c[3] = {{"Mul", 2}, {"Add", 5}, {"Abs", 2}};
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    assert_non_null(f);
+    papers_tag_sfb_print(f, m, 2, c, 3, 2, 4, "tag-sfb");
+    fclose(f);
+    assert_non_null(strstr(text, "| VGG19 | 0.2000 | 0.1000 | 100.0% | 7 | 0.1195 | 0.1192 | 0.3% "
+                                 "| 0.1167 | 0.1169 | -0.2% | 0.1083 |\n"));
+    assert_non_null(strstr(text, "| made-up | 0.3000 | - | - | 0 | - | - | - | - | - | - | - |\n"));
+    assert_non_null(strstr(text, "| 1 | Add | 5 | Reshape | 341 |\n"));
+    assert_non_null(strstr(text, "| 2 | Abs | 2 | MatMul | 336 |\n"));
+    assert_non_null(strstr(text, "| 3 | - | - | Transpose | 89 |\n"));
+    assert_non_null(strstr(text, "| 5 | - | - | Add | 26 |\n"));
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_spot_checks),
-        cmocka_unit_test(test_heterps),
-        cmocka_unit_test(test_registered),
-        cmocka_unit_test(test_display_order),
+        cmocka_unit_test(test_spot_checks), cmocka_unit_test(test_heterps),
+        cmocka_unit_test(test_registered),  cmocka_unit_test(test_display_order),
+        cmocka_unit_test(test_tag_sfb),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
