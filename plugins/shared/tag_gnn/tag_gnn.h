@@ -17,11 +17,12 @@ enum {
     /* op-group node features (§8.2): 4 times, 2 sizes, the comm one-hot (n_comm), 2 run-time
      * feedback values, decided and next: 13 in the reference (n_comm 3) */
     TAG_GNN_OP_FEATURES_BASE = 10,
-    TAG_GNN_COMM_REFERENCE = 3, /* PS, AllReduce, MP */
-    TAG_GNN_COMM_MAX = 4,      /* ... and DUPLICATE (tag_search.h, the placer's duplicate_action) */
-    TAG_GNN_DEV_FEATURES = 5,  /* device-group node features */
-    TAG_GNN_LINK_FEATURES = 1, /* link (device -> device) edge features */
-    TAG_GNN_PREV_FEATURES = 1, /* prev / succ (op -> op) edge features */
+    TAG_GNN_COMM_REFERENCE = TAG_N_COMM, /* PS, AllReduce, MP */
+    TAG_GNN_COMM_MAX =
+        TAG_COMM_DUPLICATE + 1, /* ... and DUPLICATE (the placer's duplicate_action) */
+    TAG_GNN_DEV_FEATURES = 5,   /* device-group node features */
+    TAG_GNN_LINK_FEATURES = 1,  /* link (device -> device) edge features */
+    TAG_GNN_PREV_FEATURES = 1,  /* prev / succ (op -> op) edge features */
     TAG_GNN_PLACE_FEATURES = 5, /* place / serve (op <-> device) edge features */
     TAG_GNN_EDGE_TYPES = 5      /* link, prev, succ, place, serve */
 };
