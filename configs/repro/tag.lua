@@ -11,9 +11,10 @@
 --   placebench report results/tag-quick.db --tables tag
 --   placebench plot results/tag-quick.db
 --
--- `tag` refuses to run until the heterogeneous GAT is built (its runs are stored as failed with
--- that message); pure MCTS is TAG's search without the GNN.  The MCTS placers group devices by
--- GPU type (device_groups = "type"), as TAG's code simulates the testbed (3 device groups, 21
+-- `tag` reads its GNN's parameters from results/tag-gnn.params, which
+-- `configs/repro/tag-train.sh full results/tag-gnn.params` writes (without the file its runs are
+-- stored as failed with the load error); pure MCTS is TAG's search without the GNN.  The MCTS
+-- placers group devices by GPU type (device_groups = "type"), as TAG's code simulates the testbed (3 device groups, 21
 -- actions per op group); by machine the testbed has 7 (381 actions).
 
 local models = { "zoo/inceptionv3/inceptionv3.json", "zoo/resnet101/resnet101.json",

@@ -112,6 +112,10 @@ float *nn_tape_grad_scratch(pb_nn_tape *t, size_t n_floats);
 /* Appends a zeroed record for `out`; NULL on failure (recorded). */
 nn_record *nn_tape_record(pb_nn_tape *t, nn_backward_fn backward, pb_nn_tensor *out);
 
+/* PB_OK when csr is well formed for an input of x_rows rows (start non-decreasing from 0, every
+ * index in range); else records why, naming op, and returns PB_ERR (nn_rows.c). */
+int nn_check_csr(pb_nn_tape *t, const char *op, const pb_nn_csr *csr, int x_rows);
+
 /* Applies activation act (PB_NN_ACT_*) in place. */
 void nn_elem_activate(int act, float *v, size_t n);
 /* dx += dy * act'(.) expressed through the activation's output y. */

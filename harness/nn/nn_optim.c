@@ -89,10 +89,9 @@ void pb_nn_sgd_step(pb_nn_params *p, double lr)
         theta[i] = (float)(theta[i] - lr * g[i]);
 }
 
-double pb_nn_clip_grad_norm(pb_nn_params *p, double max_norm)
+/* Scales g[0..n) to L2 norm max_norm when it is finite and above; returns the norm before. */
+static double optim_clip_range(float *g, size_t n, double max_norm)
 {
-    size_t n = pb_nn_params_size(p);
-    float *g = pb_nn_params_grads(p);
     double s = 0.0;
     for (size_t i = 0; i < n; i++)
         s += (double)g[i] * g[i];
@@ -103,4 +102,19 @@ double pb_nn_clip_grad_norm(pb_nn_params *p, double max_norm)
             g[i] = (float)(g[i] * scale);
     }
     return norm;
+}
+
+double pb_nn_clip_grad_norm(pb_nn_params *p, double max_norm)
+{
+    return optim_clip_range(pb_nn_params_grads(p), pb_nn_params_size(p), max_norm);
+}
+
+void pb_nn_clip_each_norm(pb_nn_params *p, double max_norm)
+{
+    float *g = pb_nn_params_grads(p);
+    for (int id = 0; id < pb_nn_params_count(p); id++) {
+        int rows, cols;
+        pb_nn_params_shape(p, id, &rows, &cols);
+        optim_clip_range(g + pb_nn_params_offset(p, id), (size_t)rows * (size_t)cols, max_norm);
+    }
 }

@@ -240,9 +240,8 @@ pb_nn_tensor *pb_nn_scatter_add_rows(pb_nn_tape *t, pb_nn_tensor *x, const int *
     return y;
 }
 
-static int rows_check_csr(pb_nn_tape *t, const pb_nn_csr *csr, int x_rows)
+int nn_check_csr(pb_nn_tape *t, const char *op, const pb_nn_csr *csr, int x_rows)
 {
-    const char *op = "pb_nn_aggregate";
     if (!csr || csr->n_rows < 0 || !csr->start) {
         nn_tape_fail(t, "%s: missing or malformed CSR (n_rows, start)", op);
         return PB_ERR;
@@ -348,7 +347,7 @@ pb_nn_tensor *pb_nn_aggregate(pb_nn_tape *t, pb_nn_tensor *x, const pb_nn_csr *c
         return NULL;
     if (kind < PB_NN_AGG_SUM || kind > PB_NN_AGG_MIN)
         return nn_tape_fail(t, "pb_nn_aggregate: unknown aggregation %d", kind);
-    if (rows_check_csr(t, csr, x->rows) != PB_OK)
+    if (nn_check_csr(t, "pb_nn_aggregate", csr, x->rows) != PB_OK)
         return NULL;
     int grad = nn_tape_wants_grad(t, x, NULL, NULL);
     pb_nn_tensor *y = nn_tape_tensor(t, csr->n_rows, x->cols, grad);

@@ -49,7 +49,7 @@ expect_error() {
     grep -qF -- "$expect" err.txt || fail "$*: error lacks '$expect': $(cat err.txt)"
 }
 expect_error "tag needs the trained GNN's parameters: --opt placer.params=FILE" place $g tag
-expect_error "the heterogeneous GAT that reads 'gnn.bin' is not built" \
+expect_error "tag: the GNN's parameters (placer.params) do not load: gnn.bin" \
     place $g tag --opt placer.params=gnn.bin
 
 # Device groups without devices: a strategy's, and a cluster of none.

@@ -170,6 +170,24 @@ pb_nn_tensor *pb_nn_rowsum(pb_nn_tape *t, pb_nn_tensor *x);  /* rows x 1: sum ov
  * (1 x cols): attention scores. */
 pb_nn_tensor *pb_nn_rowdot(pb_nn_tape *t, pb_nn_tensor *a, pb_nn_tensor *b);
 
+/* --- graph attention (GAT): edges are rows, grouped by destination node with a pb_nn_csr whose
+ * output row s lists the incoming edges of node s */
+
+/* x where x > 0, else slope * x (gradient slope at x = 0). */
+pb_nn_tensor *pb_nn_leaky_relu(pb_nn_tape *t, pb_nn_tensor *x, float slope);
+/* n x heads: y[i][h] = sum_j x[i][h*d + j] a[h*d + j], x n x (heads*d), a 1 x (heads*d); the
+ * per-head attention logits of DGL's GATConv (el, er). */
+pb_nn_tensor *pb_nn_head_dot(pb_nn_tape *t, pb_nn_tensor *x, pb_nn_tensor *a, int heads);
+/* Same shape as x: a softmax over the rows of each CSR segment, column by column (DGL's
+ * edge_softmax with one column per head).  Rows of x in no segment give 0; a row in two
+ * segments is an error.  csr->weight is ignored. */
+pb_nn_tensor *pb_nn_segment_softmax(pb_nn_tape *t, pb_nn_tensor *x, const pb_nn_csr *csr);
+/* csr->n_rows x cols: out[s][h*d + j] = sum over the rows e of segment s of
+ * alpha[e][h] m[e][h*d + j], with m E x cols, alpha E x heads and d = cols / heads: multi-head
+ * attention-weighted message sum.  csr->weight is ignored. */
+pb_nn_tensor *pb_nn_attend(pb_nn_tape *t, pb_nn_tensor *m, pb_nn_tensor *alpha,
+                           const pb_nn_csr *csr);
+
 /* --- fused ops written outside the core (a message passer's whole recursion, say) */
 
 /* The reverse pass of a custom op: out->grad holds dL/dout; add dL/din[i] into in[i]->grad for
@@ -362,6 +380,9 @@ void pb_nn_sgd_step(pb_nn_params *p, double lr);
 /* Returns the global L2 norm of p's gradients (in double) and, when max_norm > 0 and the norm is
  * finite and above max_norm, scales them by max_norm / norm (TF clip_by_global_norm). */
 double pb_nn_clip_grad_norm(pb_nn_params *p, double max_norm);
+/* Clips each tensor's gradient on its own to L2 norm max_norm (when finite and above): Keras
+ * `clipnorm` in TF 2.1, which TAG's training uses, unlike the global norm above. */
+void pb_nn_clip_each_norm(pb_nn_params *p, double max_norm);
 
 #ifdef __cplusplus
 }

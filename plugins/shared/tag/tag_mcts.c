@@ -642,6 +642,25 @@ static int tag_mcts_infeasible(const tag_mcts *m, pb_error *err)
                      ty->memory_bytes / 1073741824.0);
 }
 
+/* One playout below node `root`: select to a leaf (*leaf), evaluate it, expand it, back its
+ * reward up. */
+static int tag_mcts_playout(tag_mcts *m, int root, tag_prior_fn prior, void *ctx, int *leaf,
+                            pb_error *err)
+{
+    int i = root;
+    while (m->nodes[i].n_children > 0)
+        i = tag_mcts_select(m, i);
+    tag_mcts_path(m, i);
+    if (tag_mcts_evaluate(m, i, prior != NULL, err))
+        return PB_ERR;
+    if (m->nodes[i].depth < m->st.n_groups && m->nodes[i].n_children == 0 &&
+        tag_mcts_expand(m, i, prior, ctx, err))
+        return PB_ERR;
+    tag_mcts_backup(m, i, m->nodes[i].reward);
+    *leaf = i;
+    return PB_OK;
+}
+
 int tag_mcts_run(tag_mcts *m, tag_prior_fn prior, void *prior_ctx, uint64_t seed, pb_strategy *best,
                  double *initial_us, pb_error *err)
 {
@@ -656,16 +675,9 @@ int tag_mcts_run(tag_mcts *m, tag_prior_fn prior, void *prior_ctx, uint64_t seed
     tag_mcts_keep(m, 0);
     double best_us = m->nodes[0].feasible ? m->nodes[0].step_us : INFINITY;
     for (long long it = 0; !tag_mcts_stop(m, it, start); it++) {
-        int i = 0;
-        while (m->nodes[i].n_children > 0)
-            i = tag_mcts_select(m, i);
-        tag_mcts_path(m, i);
-        if (tag_mcts_evaluate(m, i, prior != NULL, err))
+        int i;
+        if (tag_mcts_playout(m, 0, prior, prior_ctx, &i, err))
             return PB_ERR;
-        if (m->nodes[i].depth < m->st.n_groups && m->nodes[i].n_children == 0 &&
-            tag_mcts_expand(m, i, prior, prior_ctx, err))
-            return PB_ERR;
-        tag_mcts_backup(m, i, m->nodes[i].reward);
         if (m->nodes[i].reward > m->nodes[best_node].reward) {
             best_node = i;
             best_us = m->nodes[i].step_us;
@@ -731,4 +743,72 @@ void tag_mcts_describe(const tag_mcts *m, char *buf, size_t n)
 #undef TAG_PUT
     if (n > 0 && at >= n)
         buf[n - 1] = '\0';
+}
+
+/* ---------------------------------------------------------------- self-play (§7.4) */
+
+/* The child of `root` drawn with probability visits / Σ visits (the first child when none was
+ * visited). */
+static int tag_mcts_draw_child(tag_mcts *m, int root)
+{
+    const tag_node *nd = &m->nodes[root];
+    double total = 0;
+    for (int k = 0; k < nd->n_children; k++)
+        total += m->nodes[nd->child0 + k].visits;
+    double u = pb_rng_uniform(&m->rng) * total;
+    for (int k = 0; k < nd->n_children; k++) {
+        u -= m->nodes[nd->child0 + k].visits;
+        if (u < 0)
+            return nd->child0 + k;
+    }
+    return nd->child0;
+}
+
+int tag_mcts_selfplay(tag_mcts *m, tag_prior_fn prior, void *prior_ctx, uint64_t seed,
+                      long long limit, tag_visit_fn record, void *record_ctx, pb_error *err)
+{
+    double start = pb_clock_monotonic();
+    pb_rng_seed(&m->rng, seed);
+    m->sim_calls = 0;
+    if (tag_mcts_baseline(m, prior != NULL, err))
+        return PB_ERR;
+    int G = m->st.n_groups, n_actions = m->actions.n_actions, root = 0;
+    double *visits = malloc((size_t)n_actions * sizeof *visits);
+    if (!visits)
+        return pb_errorf(err, "out of memory");
+    int rc = PB_OK, moves = G / 4 > 0 ? G / 4 : 1, leaf;
+    for (int i = 0; i < moves && rc == PB_OK && m->nodes[root].depth < G; i++) {
+        /* At least 2 visits: the root's own and one below it to learn from.  tag_mcts_stop at
+         * playout 0: only the budget and the deadline stop self-play. */
+        double want = fmax(2, fmin((double)(G - i) * ldexp(8, m->st.n_tasks), (double)limit));
+        while (rc == PB_OK && (m->nodes[root].visits < want || m->nodes[root].n_children == 0) &&
+               !tag_mcts_stop(m, 0, start))
+            rc = tag_mcts_playout(m, root, prior, prior_ctx, &leaf, err);
+        if (rc != PB_OK || m->nodes[root].n_children == 0)
+            break;
+        for (int a = 0; a < n_actions; a++)
+            visits[a] = 0;
+        const tag_node *nd = &m->nodes[root];
+        double total = 0;
+        for (int k = 0; k < nd->n_children; k++) {
+            visits[m->nodes[nd->child0 + k].action] = m->nodes[nd->child0 + k].visits;
+            total += m->nodes[nd->child0 + k].visits;
+        }
+        if (total == 0)
+            break; /* the budget stopped it before any child was visited */
+        /* The root's state with the feedback of its own strategy. */
+        double t;
+        int feasible;
+        tag_mcts_path(m, root);
+        rc = tag_mcts_simulate(m, m->nodes[root].depth, 1, &t, &feasible, err);
+        if (rc != PB_OK)
+            break;
+        m->fb.reward = m->nodes[root].reward;
+        m->st.n_decided = m->nodes[root].depth;
+        m->st.next_group = m->nodes[root].depth;
+        rc = record(record_ctx, &m->st, visits, err);
+        root = tag_mcts_draw_child(m, root);
+    }
+    free(visits);
+    return rc;
 }

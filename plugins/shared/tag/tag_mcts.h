@@ -63,6 +63,21 @@ const tag_state *tag_mcts_state(const tag_mcts *m);
  */
 void tag_mcts_describe(const tag_mcts *m, char *buf, size_t n);
 
+/*
+ * Self-play for training the GNN (specs/tag.md §7.4).  From the root, for i = 0 .. G/4 - 1 (at
+ * least once): playouts until the root has max(2, min((G - i) 2^T 8, limit)) visits (or the
+ * problem's budget or the host's deadline stops them; with no child visited it stops), then
+ * record(ctx, state, visits) with the root's state (its decided actions and the feedback of its own
+ * evaluation, simulated again with the run-time feedback) and the visit count of every action's
+ * child (0 for none), then move the root to a child drawn with probability proportional to its
+ * visits.  prior NULL: uniform. Everything given to record is borrowed for the call.  Deterministic
+ * in seed.
+ */
+typedef int (*tag_visit_fn)(void *ctx, const tag_state *st, const double *visits_per_action,
+                            pb_error *err);
+int tag_mcts_selfplay(tag_mcts *m, tag_prior_fn prior, void *prior_ctx, uint64_t seed,
+                      long long limit, tag_visit_fn record, void *record_ctx, pb_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include <cmocka.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1309,6 +1310,59 @@ static void expect_load_error(pb_nn_params *p, const char *path, const char *wha
     assert_memory_equal(pb_nn_params_values(p), before, n * sizeof(float));
 }
 
+/* Tensors of more than 65536 values are written as base64 of their float32 bytes (version 2):
+ * every bit comes back, and the text is the hand-encoded one. */
+static void test_params_save_load_b64(void **state)
+{
+    (void)state;
+    const char *path = tmp_path("b64");
+    pb_error err;
+    pb_nn_params *a = pb_nn_params_new(), *b = pb_nn_params_new();
+    /* 65537 and 65539 values: 4 n bytes leave 2 and 1 bytes over a multiple of 3. */
+    const int cols[] = {65537, 65539, 3};
+    const char *names[] = {"ones", "mixed", "small"};
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(pb_nn_params_add(a, names[i], 1, cols[i], PB_NN_INIT_ONES, NULL, &err), i);
+        assert_int_equal(pb_nn_params_add(b, names[i], 1, cols[i], PB_NN_INIT_ZEROS, NULL, &err),
+                         i);
+    }
+    float *v = pb_nn_params_values(a) + pb_nn_params_offset(a, 1);
+    pb_rng rng;
+    pb_rng_seed(&rng, 5);
+    for (int k = 0; k < 65539; k++)
+        v[k] = (float)((pb_rng_uniform(&rng) - 0.5) * pow(10, (int)(pb_rng_below(&rng, 60)) - 30));
+    v[0] = -0.0f;
+    v[1] = 1e-42f; /* subnormal */
+    v[2] = FLT_MAX;
+    assert_int_equal(pb_nn_params_save(a, path, &err), PB_OK);
+    assert_int_equal(pb_nn_params_load(b, path, &err), PB_OK);
+    assert_memory_equal(pb_nn_params_values(a), pb_nn_params_values(b),
+                        pb_nn_params_size(a) * sizeof(float));
+    /* 1.0f is 00 00 80 3F little-endian: "AACAPwAAgD8AAIA/" per three values; 65537 ones end
+     * with one value (4 bytes = 3 + 1) "AACAPwAAgD8=".  The small tensor stays a number list. */
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    static char text[1 << 20];
+    size_t len = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[len] = 0;
+    assert_non_null(strstr(text, "\"version\": 2"));
+    assert_non_null(strstr(text, "\"values_b64\": \"AACAPwAAgD8AAIA/AACAPw"));
+    assert_non_null(strstr(text, "AACAPwAAgD8=\""));
+    assert_non_null(strstr(text, "\"values\": ["));
+    /* A damaged string names the tensor. */
+    char *at = strstr(text, "AACAPwAAgD8AAIA/");
+    at[5] = '*';
+    f = fopen(path, "w");
+    fputs(text, f);
+    fclose(f);
+    assert_int_equal(pb_nn_params_load(b, path, &err), PB_ERR);
+    assert_non_null(strstr(err.msg, "tensor 'ones': values_b64 is not base64 of 1x65537 float32s"));
+    unlink(path);
+    pb_nn_params_free(a);
+    pb_nn_params_free(b);
+}
+
 static void test_params_load_mismatch(void **state)
 {
     (void)state;
@@ -1427,6 +1481,136 @@ static void test_sgd_and_clipping(void **state)
     pb_nn_params_free(p);
 }
 
+/* ------------------------------------------------------------------ graph attention */
+
+/* Incoming edges of 3 nodes over 6 edge rows: node 0 <- {4, 1}, node 1 <- {} , node 2 <- {0, 5,
+ * 2}; row 3 is in no segment. */
+static const int attn_start[] = {0, 2, 2, 5};
+static const int attn_index[] = {4, 1, 0, 5, 2};
+
+static void test_forward_graph_attention(void **state)
+{
+    (void)state;
+    pb_nn_tape *t = pb_nn_tape_new();
+    pb_nn_tape_reset(t, 0);
+    /* leaky ReLU 0.2: -1 -> -0.2, 0 -> 0, 3 -> 3. */
+    expect_values(pb_nn_leaky_relu(t, cst(t, 1, 3, (float[]){-1, 0, 3}), 0.2f), 1, 3,
+                  (double[]){-0.2, 0, 3}, 1e-7);
+    /* Two heads of width 2: row (1,2 | 3,4) . (1,-1 | 2,0.5) = (-1, 8). */
+    expect_values(pb_nn_head_dot(t, cst(t, 1, 4, (float[]){1, 2, 3, 4}),
+                                 cst(t, 1, 4, (float[]){1, -1, 2, 0.5f}), 2),
+                  1, 2, (double[]){-1, 8}, 1e-6);
+    /* Scores per edge row (2 heads).  Node 0: rows 4, 1 with head 0 scores 0, ln 3 -> 1/4, 3/4;
+     * head 1 equal scores -> 1/2 each.  Node 2: rows 0, 5, 2 all head 0 equal -> 1/3; head 1
+     * scores ln 1, ln 2, ln 5 -> 1/8, 2/8, 5/8.  Row 3 is in no segment -> 0. */
+    float l3 = logf(3), l2 = logf(2), l5 = logf(5);
+    pb_nn_tensor *x = cst(t, 6, 2, (float[]){7, 0, l3, 9, 7, l5, 100, 100, 0, 9, 7, l2});
+    pb_nn_csr csr = {3, attn_start, attn_index, NULL};
+    pb_nn_tensor *a = pb_nn_segment_softmax(t, x, &csr);
+    expect_values(a, 6, 2,
+                  (double[]){1.0 / 3, 1.0 / 8, 0.75, 0.5, 1.0 / 3, 5.0 / 8, 0, 0, 0.25, 0.5,
+                             1.0 / 3, 2.0 / 8},
+                  1e-6);
+    /* Messages of width 2 per head (4 columns); node 1 has no edge -> zeros.
+     * node 0 = 1/4 m4 + 3/4 m1 (head 0) and 1/2 m4 + 1/2 m1 (head 1); node 2 = (m0 + m5 + m2)/3
+     * (head 0) and 1/8 m0 + 5/8 m2 + 2/8 m5 (head 1). */
+    float mv[6 * 4];
+    for (int e = 0; e < 6; e++)
+        for (int j = 0; j < 4; j++)
+            mv[e * 4 + j] = (float)(e * 10 + j);
+    pb_nn_tensor *out = pb_nn_attend(t, cst(t, 6, 4, mv), a, &csr);
+    double n0[4] = {0.25 * 40 + 0.75 * 10, 0.25 * 41 + 0.75 * 11, 0.5 * 42 + 0.5 * 12,
+                    0.5 * 43 + 0.5 * 13};
+    double n2[4] = {(0 + 50 + 20) / 3.0, (1 + 51 + 21) / 3.0, (2 + 5 * 22.0 + 2 * 52) / 8,
+                    (3 + 5 * 23.0 + 2 * 53) / 8};
+    expect_values(out, 3, 4,
+                  (double[]){n0[0], n0[1], n0[2], n0[3], 0, 0, 0, 0, n2[0], n2[1], n2[2], n2[3]},
+                  1e-4);
+    expect_status_ok(t);
+    /* A row in two segments is refused. */
+    const int twice_start[] = {0, 1, 2}, twice_index[] = {0, 0};
+    pb_nn_csr twice = {2, twice_start, twice_index, NULL};
+    assert_null(pb_nn_segment_softmax(t, x, &twice));
+    pb_error err;
+    assert_int_equal(pb_nn_tape_status(t, &err), PB_ERR);
+    assert_non_null(strstr(err.msg, "two segments"));
+    pb_nn_tape_free(t);
+}
+
+static pb_nn_tensor *b_leaky(pb_nn_tape *t, pb_nn_params *p, const void *ctx)
+{
+    (void)ctx;
+    return pb_nn_leaky_relu(t, in_(t, p, 0), 0.2f);
+}
+
+static pb_nn_tensor *b_head_dot(pb_nn_tape *t, pb_nn_params *p, const void *ctx)
+{
+    return pb_nn_head_dot(t, in_(t, p, 0), in_(t, p, 1), *(const int *)ctx);
+}
+
+static pb_nn_tensor *b_segment_softmax(pb_nn_tape *t, pb_nn_params *p, const void *ctx)
+{
+    return pb_nn_segment_softmax(t, in_(t, p, 0), ctx);
+}
+
+static pb_nn_tensor *b_attend(pb_nn_tape *t, pb_nn_params *p, const void *ctx)
+{
+    return pb_nn_attend(t, in_(t, p, 0), in_(t, p, 1), ctx);
+}
+
+/* One GAT head block as the TAG network chains it: logits el (edge) + er (gathered by
+ * destination), leaky ReLU, softmax per destination, weighted message sum. */
+static const int attn_dst[] = {2, 0, 2, 1, 0, 2};
+static pb_nn_tensor *b_gat_chain(pb_nn_tape *t, pb_nn_params *p, const void *ctx)
+{
+    pb_nn_tensor *m = in_(t, p, 0), *h = in_(t, p, 1);
+    pb_nn_tensor *el = pb_nn_head_dot(t, m, in_(t, p, 2), 2);
+    pb_nn_tensor *er = pb_nn_gather_rows(t, pb_nn_head_dot(t, h, in_(t, p, 3), 2), attn_dst, 6);
+    pb_nn_tensor *a =
+        pb_nn_segment_softmax(t, pb_nn_leaky_relu(t, pb_nn_add(t, el, er), 0.2f), ctx);
+    return pb_nn_attend(t, m, a, ctx);
+}
+
+static void test_grad_graph_attention(void **state)
+{
+    (void)state;
+    fd_input leaky[] = {{3, 4, GEN_AWAY}};
+    fd_run(1, leaky, b_leaky, NULL);
+    for (int heads = 1; heads <= 3; heads++) {
+        fd_input in[] = {{4, 6, GEN_ANY}, {1, 6, GEN_ANY}};
+        fd_run(2, in, b_head_dot, &heads);
+    }
+    pb_nn_csr csr = {3, attn_start, attn_index, NULL};
+    fd_input scores[] = {{6, 2, GEN_ANY}};
+    fd_run(1, scores, b_segment_softmax, &csr);
+    const int contiguous_start[] = {0, 3, 6};
+    pb_nn_csr contiguous = {2, contiguous_start, NULL, NULL};
+    fd_run(1, scores, b_segment_softmax, &contiguous);
+    fd_input att[] = {{6, 4, GEN_ANY}, {6, 2, GEN_ANY}};
+    fd_run(2, att, b_attend, &csr);
+    fd_input chain[] = {{6, 4, GEN_ANY}, {3, 4, GEN_ANY}, {1, 4, GEN_ANY}, {1, 4, GEN_ANY}};
+    fd_run(4, chain, b_gat_chain, &csr);
+}
+
+static void test_clip_each_norm(void **state)
+{
+    (void)state;
+    pb_nn_params *p = pb_nn_params_new();
+    pb_error err;
+    pb_nn_params_add(p, "a", 1, 2, PB_NN_INIT_ZEROS, NULL, &err);
+    pb_nn_params_add(p, "b", 1, 1, PB_NN_INIT_ZEROS, NULL, &err);
+    float *g = pb_nn_params_grads(p);
+    /* a's gradient (3, 4) has norm 5 -> clipped to 0.6: (0.36, 0.48); b's 0.5 stays. */
+    g[0] = 3;
+    g[1] = 4;
+    g[2] = 0.5f;
+    pb_nn_clip_each_norm(p, 0.6);
+    assert_float_equal(g[0], 0.36, 1e-7);
+    assert_float_equal(g[1], 0.48, 1e-7);
+    assert_float_equal(g[2], 0.5, 1e-7);
+    pb_nn_params_free(p);
+}
+
 /* ------------------------------------------------------------------ determinism */
 
 /* Init, a forward pass with dropout, backward, clipping and three Adam steps from one seed. */
@@ -1520,6 +1704,10 @@ int main(void)
         cmocka_unit_test(test_grad_transformer_layer),
         cmocka_unit_test(test_stop_gradient),
         cmocka_unit_test(test_grad_sage_pool),
+        cmocka_unit_test(test_forward_graph_attention),
+        cmocka_unit_test(test_grad_graph_attention),
+        cmocka_unit_test(test_clip_each_norm),
+        cmocka_unit_test(test_params_save_load_b64),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
