@@ -12,8 +12,13 @@ return experiment {
   devices   = { 4, 8 },
   cluster   = { "tag-testbed", "gdp-p100" },
   simulator = "topology",
-  -- the plain-placement baselines and Baechi's placers, then data parallelism (TAG's baselines)
-  placer    = placers.join(placers.plain(), { "dp-nccl", "dp-nccl-p" }),
+  -- the plain-placement baselines and Baechi's placers, GDP's placer and its METIS baseline,
+  -- data parallelism (TAG's baselines) and TAG's search with uniform priors.  In the full profile
+  -- also HDP (about 80 s a run at 200 steps on BERT-Small here) and `expert` (placements for
+  -- RNNLM, GNMT and Inception only).  `tag` needs trained GNN parameters
+  -- (configs/repro/tag-train.sh): run it with configs/repro/tag.lua.
+  placer    = placers.join(placers.plain(), { "gdp", "metis", "dp-nccl", "dp-nccl-p",
+                                              "pure-mcts" }),
   traversal = "topo",
   sim_calls = 200,
   timeout   = 300,
@@ -24,6 +29,8 @@ return experiment {
     full  = {
       name      = "suite-full-zoo",
       datasets  = "datasets/zoo",
+      placer    = placers.join(placers.plain(), { "gdp", "metis", "hdp", "expert", "dp-nccl",
+                                                  "dp-nccl-p", "pure-mcts" }),
       devices   = { 2, 4, 8 },
       sim_calls = 1000,
       timeout   = 1800,
