@@ -62,10 +62,13 @@ pb_nn_tensor *pb_nn_matmul_t(pb_nn_tape *t, pb_nn_tensor *a, int trans_a, pb_nn_
     if (!c)
         return NULL;
     pb_nn_gemm(ta, tb, m, n, k, 1.0f, a->data, a->cols, b->data, b->cols, 0.0f, c->data, n);
+    double flop = 2.0 * m * n * k;
+    t->flop += flop;
     if (grad) {
         nn_record *r = nn_tape_record(t, linalg_matmul_backward, c);
         if (!r)
             return NULL;
+        r->flop = flop * ((a->grad != NULL) + (b->grad != NULL));
         r->in[0] = a;
         r->in[1] = b;
         r->i[0] = ta;
@@ -122,11 +125,14 @@ pb_nn_tensor *pb_nn_linear(pb_nn_tape *t, pb_nn_tensor *x, pb_nn_tensor *w, pb_n
     pb_nn_gemm(0, 0, n, out, x->cols, 1.0f, x->data, x->cols, w->data, out, b ? 1.0f : 0.0f,
                y->data, out);
     nn_elem_activate(act, y->data, nn_numel(y));
+    double flop = 2.0 * n * out * x->cols;
+    t->flop += flop;
     if (grad) {
         float *tmp = act != PB_NN_ACT_NONE ? nn_tape_grad_scratch(t, nn_numel(y)) : NULL;
         nn_record *r = nn_tape_record(t, linalg_linear_backward, y);
         if (!r || (act != PB_NN_ACT_NONE && !tmp))
             return NULL;
+        r->flop = flop * ((w->grad != NULL) + (x->grad != NULL));
         r->in[0] = x;
         r->in[1] = w;
         r->in[2] = b;
