@@ -87,6 +87,17 @@ const char *nn_cpu_isa_name(int isa);
  * isa. */
 double nn_cpu_peak_gflops(int isa, double seconds);
 
+/* y (n x out) = x (n x in) W (in x out) + b (b may be NULL), then ReLU when relu != 0, in one
+ * pass (nn_fused.c), with the widest of isa and what the processor has; the same bits for
+ * every isa, and as OpenBLAS's Haswell path computes them. */
+/* pb_nn_linear takes the fused kernel for layers of at most this many rows (one to three
+ * placement steps), where it is 2.5-4x faster than OpenBLAS's call overhead and packing
+ * (README, "Placeto at the machine's limit") and gives OpenBLAS's bits; OpenBLAS for more rows,
+ * where its kernel is faster and sums in another order. */
+#define NN_FUSED_MAX_ROWS 3
+void nn_fused_linear(int isa, int n, int in, int out, const float *x, const float *w,
+                     const float *b, int relu, float *y);
+
 /* Records the first error of a pass (printf-style); always returns NULL. */
 void *nn_tape_fail(pb_nn_tape *t, const char *fmt, ...)
 #if defined(__GNUC__)

@@ -1,4 +1,5 @@
-/* nn_linalg.c — GEMM through OpenBLAS, matmul, linear (fused bias and activation), transpose. */
+/* nn_linalg.c — GEMM through OpenBLAS, matmul, linear (fused bias and activation; the fused
+ * kernels of nn_fused.c for a few rows), transpose. */
 #include "nn_internal.h"
 
 #include <cblas.h>
@@ -120,11 +121,16 @@ pb_nn_tensor *pb_nn_linear(pb_nn_tape *t, pb_nn_tensor *x, pb_nn_tensor *w, pb_n
     if (!y)
         return NULL;
     int n = x->rows, out = w->cols;
-    for (int i = 0; b && i < n; i++)
-        memcpy(y->data + (size_t)i * (size_t)out, b->data, (size_t)out * sizeof(float));
-    pb_nn_gemm(0, 0, n, out, x->cols, 1.0f, x->data, x->cols, w->data, out, b ? 1.0f : 0.0f,
-               y->data, out);
-    nn_elem_activate(act, y->data, nn_numel(y));
+    if (n <= NN_FUSED_MAX_ROWS && act <= PB_NN_ACT_RELU) {
+        nn_fused_linear(nn_cpu_isa(), n, x->cols, out, x->data, w->data, b ? b->data : NULL,
+                        act == PB_NN_ACT_RELU, y->data);
+    } else {
+        for (int i = 0; b && i < n; i++)
+            memcpy(y->data + (size_t)i * (size_t)out, b->data, (size_t)out * sizeof(float));
+        pb_nn_gemm(0, 0, n, out, x->cols, 1.0f, x->data, x->cols, w->data, out, b ? 1.0f : 0.0f,
+                   y->data, out);
+        nn_elem_activate(act, y->data, nn_numel(y));
+    }
     double flop = 2.0 * n * out * x->cols;
     t->flop += flop;
     if (grad) {
