@@ -143,6 +143,40 @@ static void test_peak_probe(void **state)
         assert_true(nn_cpu_peak_gflops(isa + 1, 0.02) == 0);
 }
 
+/* FLOP counts by hand: a 2x3 input through a 3x4 linear layer is 2*2*4*3 = 48 FLOPs forward;
+ * backward with W and b trainable and x constant computes dW only (48 more); a 4x2 by 2x5
+ * matmul of two parameters is 80 forward and 2 * 80 backward (dA and dB).  Resets keep the
+ * count. */
+static void test_tape_flop_counts(void **state)
+{
+    (void)state;
+    pb_error err;
+    pb_nn_params *p = pb_nn_params_new();
+    pb_nn_tape *t = pb_nn_tape_new();
+    assert_true(p && t);
+    int w = pb_nn_params_add(p, "w", 3, 4, PB_NN_INIT_ONES, NULL, &err);
+    int b = pb_nn_params_add(p, "b", 1, 4, PB_NN_INIT_ONES, NULL, &err);
+    int a = pb_nn_params_add(p, "a", 4, 2, PB_NN_INIT_ONES, NULL, &err);
+    int c = pb_nn_params_add(p, "c", 2, 5, PB_NN_INIT_ONES, NULL, &err);
+    assert_true(w >= 0 && b >= 0 && a >= 0 && c >= 0);
+    const float xv[6] = {1, 2, 3, 4, 5, 6};
+    pb_nn_tape_reset(t, 1);
+    pb_nn_tensor *y = pb_nn_linear(t, pb_nn_constant(t, 2, 3, xv), pb_nn_param(t, p, w),
+                                   pb_nn_param(t, p, b), PB_NN_ACT_RELU);
+    assert_true(pb_nn_tape_flop(t) == 48);
+    assert_int_equal(pb_nn_backward(t, y, NULL, &err), PB_OK);
+    assert_true(pb_nn_tape_flop(t) == 96);
+    pb_nn_tape_reset(t, 1);
+    pb_nn_tensor *m = pb_nn_matmul(t, pb_nn_param(t, p, a), pb_nn_param(t, p, c));
+    assert_true(pb_nn_tape_flop(t) == 96 + 80);
+    assert_int_equal(pb_nn_backward(t, m, NULL, &err), PB_OK);
+    assert_true(pb_nn_tape_flop(t) == 96 + 80 + 160);
+    pb_nn_tape_count(t, 4);
+    assert_true(pb_nn_tape_flop(t) == 340);
+    pb_nn_tape_free(t);
+    pb_nn_params_free(p);
+}
+
 /* Nanoseconds per call of f over reps calls, best of 5 rounds (thread CPU time). */
 static double bench_ns(int which, int isa, int reps, int n, int in, int out, const float *x,
                        const float *w, const float *b, float *y)
@@ -198,6 +232,7 @@ int main(void)
         cmocka_unit_test(test_fused_matches_portable_and_openblas),
         cmocka_unit_test(test_fused_grid),
         cmocka_unit_test(test_peak_probe),
+        cmocka_unit_test(test_tape_flop_counts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
