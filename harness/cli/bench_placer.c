@@ -8,6 +8,7 @@
 #include "model/graph.h"
 #include "plugin/loader.h"
 #include "data/nodelink.h"
+#include "nn/nn_internal.h"
 #include "report/papers.h"
 #include "run/place.h"
 
@@ -39,11 +40,28 @@ static void bench_placer_help(void)
            "  --opt KIND.KEY=VALUE  a plugin option, as in 'placebench place' (repeatable)\n"
            "  --seed S          run seed; default 1\n"
            "  --json            one JSON object per run instead of the table\n\n"
+           "A second table says where each run's CPU time went: the forward passes that choose\n"
+           "actions, the updates (recomputed forward passes, backward pass, optimizer) and the\n"
+           "simulator calls, as CPU seconds of the run's thread.  For the two network phases it\n"
+           "gives the dense-product FLOPs (2mnk per matrix product; element-wise work not\n"
+           "counted), their rate in GFLOP/s and that rate as a share of this core's FMA peak,\n"
+           "measured at start-up (about 0.3 s) with the widest vector instructions the processor\n"
+           "reports at run time (AVX-512, AVX2+FMA, or portable scalar C); for the simulator the\n"
+           "events simulated and ns per event.  Placers that do not report phases (ABI < 1.7)\n"
+           "show 0 for the network phases.\n\n"
            "Set OPENBLAS_NUM_THREADS=1 to time one core (OpenBLAS reads it when it loads).\n",
            bench_placer_usage);
 }
 
 #define BENCH_PLACER_MAX 64
+
+/* One run's phase figures, kept for the phase table printed after the main one. */
+typedef struct bench_placer_phases {
+    char graph[64];
+    int devices;
+    double cpu_s;
+    place_result r;
+} bench_placer_phases;
 
 typedef struct bench_placer_args {
     const char *graphs[BENCH_PLACER_MAX];
@@ -54,6 +72,10 @@ typedef struct bench_placer_args {
     const char *placer, *embedding;
     const char *opts[PB_KIND_PLACER + 1][BENCH_PLACER_MAX];
     int n_opts[PB_KIND_PLACER + 1];
+    int isa;            /* nn_cpu_isa() */
+    double peak_gflops; /* measured FMA peak of one core with isa */
+    bench_placer_phases phases[BENCH_PLACER_MAX];
+    int n_phases;
 } bench_placer_args;
 
 /* Non-zero when text starts with family followed by a separator ("ptb/00", "ptb-00.json"). */
@@ -209,18 +231,86 @@ static void bench_placer_header(const bench_placer_args *a)
 {
     if (a->json)
         return;
-    printf("placer %s, embedding %s, %d episodes per run, one run per row\n\n", a->placer,
+    printf("placer %s, embedding %s, %d episodes per run, one run per row\n", a->placer,
            a->embedding, a->episodes);
+    printf("vector instructions (detected at run time): %s; measured one-core FMA peak %.1f "
+           "GFLOP/s\n\n",
+           nn_cpu_isa_name(a->isa), a->peak_gflops);
     printf("| graph | nodes | devices | steps | sim calls | wall (s) | CPU (s) | steps/s | "
            "paper Table 2 (s) | speed-up |\n");
     printf("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
 }
 
-static void bench_placer_row(const bench_placer_args *a, const pb_graph *g, int devices,
-                             long long steps, const place_result *r)
+/* GFLOP/s of flop done in seconds (0 when nothing was timed). */
+static double bench_placer_rate(double flop, double seconds)
+{
+    return seconds > 0 ? flop / seconds * 1e-9 : 0;
+}
+
+/* The phase fields of a JSON row. */
+static void bench_placer_json_phases(const bench_placer_args *a, const place_result *r)
+{
+    double fwd = bench_placer_rate(r->forward_flop, r->forward_cpu_s);
+    double upd = bench_placer_rate(r->update_flop, r->update_cpu_s);
+    printf(", \"isa\": \"%s\", \"peak_gflops\": %.3f, \"forward_cpu_s\": %.6f, "
+           "\"forward_gflop\": %.6f, \"forward_gflops\": %.3f, \"update_cpu_s\": %.6f, "
+           "\"update_gflop\": %.6f, \"update_gflops\": %.3f, \"sim_cpu_s\": %.6f, "
+           "\"sim_events\": %lld, \"sim_ns_per_event\": %.3f",
+           nn_cpu_isa_name(a->isa), a->peak_gflops, r->forward_cpu_s, r->forward_flop * 1e-9, fwd,
+           r->update_cpu_s, r->update_flop * 1e-9, upd, r->sim_cpu_s, r->sim_events,
+           r->sim_events > 0 ? r->sim_cpu_s / (double)r->sim_events * 1e9 : 0);
+}
+
+/* The share of the peak a rate reaches, in percent. */
+static double bench_placer_share(const bench_placer_args *a, double gflops)
+{
+    return a->peak_gflops > 0 ? 100 * gflops / a->peak_gflops : 0;
+}
+
+/* The phase table: one row per phase of every run timed. */
+static void bench_placer_phase_table(const bench_placer_args *a)
+{
+    if (a->json || a->n_phases == 0)
+        return;
+    printf("\nwhere the CPU time went (CPU seconds of the run's thread; %% of peak against %.1f "
+           "GFLOP/s, %s)\n\n",
+           a->peak_gflops, nn_cpu_isa_name(a->isa));
+    printf("| graph | devices | phase | CPU (s) | share of run | GFLOP | GFLOP/s | %% of peak | "
+           "events | ns/event |\n");
+    printf("|---|--:|---|--:|--:|--:|--:|--:|--:|--:|\n");
+    for (int i = 0; i < a->n_phases; i++) {
+        const bench_placer_phases *ph = &a->phases[i];
+        const place_result *r = &ph->r;
+        double total = ph->cpu_s > 0 ? ph->cpu_s : 1;
+        const char *names[2] = {"forward", "update"};
+        double s[2] = {r->forward_cpu_s, r->update_cpu_s}, f[2] = {r->forward_flop, r->update_flop};
+        for (int k = 0; k < 2; k++) {
+            double rate = bench_placer_rate(f[k], s[k]);
+            printf("| %s | %d | %s | %.3f | %.0f%% | %.2f | %.1f | %.1f%% | - | - |\n", ph->graph,
+                   ph->devices, names[k], s[k], 100 * s[k] / total, f[k] * 1e-9, rate,
+                   bench_placer_share(a, rate));
+        }
+        printf("| %s | %d | simulator | %.3f | %.0f%% | - | - | - | %lld | %.1f |\n", ph->graph,
+               ph->devices, r->sim_cpu_s, 100 * r->sim_cpu_s / total, r->sim_events,
+               r->sim_events > 0 ? r->sim_cpu_s / (double)r->sim_events * 1e9 : 0);
+        double other = ph->cpu_s - r->forward_cpu_s - r->update_cpu_s - r->sim_cpu_s;
+        printf("| %s | %d | other | %.3f | %.0f%% | - | - | - | - | - |\n", ph->graph, ph->devices,
+               other, 100 * other / total);
+    }
+}
+
+static void bench_placer_row(bench_placer_args *a, const pb_graph *g, int devices, long long steps,
+                             const place_result *r)
 {
     double paper = bench_placer_paper_time(g->name, a->embedding, devices);
     double rate = r->wall_s > 0 ? steps / r->wall_s : 0;
+    if (a->n_phases < BENCH_PLACER_MAX) {
+        bench_placer_phases *ph = &a->phases[a->n_phases++];
+        snprintf(ph->graph, sizeof ph->graph, "%s", g->name);
+        ph->devices = devices;
+        ph->cpu_s = r->cpu_s;
+        ph->r = *r;
+    }
     if (a->json) {
         char paper_text[32] = "null"; /* no published time for this graph and device count */
         if (!isnan(paper))
@@ -228,9 +318,11 @@ static void bench_placer_row(const bench_placer_args *a, const pb_graph *g, int 
         printf("{\"graph\": \"%s\", \"nodes\": %d, \"devices\": %d, \"episodes\": %d, "
                "\"steps\": %lld, \"simulator_calls\": %lld, \"wall_s\": %.6f, \"cpu_s\": %.6f, "
                "\"steps_per_s\": %.1f, \"paper_s\": %s, \"initial_step_time_us\": %.17g, "
-               "\"best_step_time_us\": %.17g}\n",
+               "\"best_step_time_us\": %.17g",
                g->name, g->grouped->n_nodes, devices, a->episodes, steps, r->sim_calls, r->wall_s,
                r->cpu_s, rate, paper_text, r->initial_us, r->best_us);
+        bench_placer_json_phases(a, r);
+        printf("}\n");
         return;
     }
     printf("| %s | %d | %d | %lld | %lld | %.3f | %.3f | %.0f |", g->name, g->grouped->n_nodes,
@@ -243,7 +335,7 @@ static void bench_placer_row(const bench_placer_args *a, const pb_graph *g, int 
 }
 
 /* Times every device count on graph g. */
-static int bench_placer_graph(const bench_placer_args *a, const bench_placer_plugins *pp,
+static int bench_placer_graph(bench_placer_args *a, const bench_placer_plugins *pp,
                               const pb_graph *g)
 {
     for (int i = 0; i < a->n_devices; i++) {
@@ -297,6 +389,8 @@ int bench_placer(int argc, char **argv)
         loader_free(l);
         return cli_error("%s", err.msg);
     }
+    a.isa = nn_cpu_isa();
+    a.peak_gflops = nn_cpu_peak_gflops(a.isa, 0.3);
     bench_placer_header(&a);
     int n = a.n_graphs ? a.n_graphs : gen_family_count();
     for (int k = 0; k < n && rc == 0; k++) {
@@ -308,6 +402,7 @@ int bench_placer(int argc, char **argv)
         rc = bench_placer_graph(&a, &pp, g);
         graph_free(g);
     }
+    bench_placer_phase_table(&a);
     bench_placer_plugins_free(&pp);
     loader_free(l);
     return rc;

@@ -12,3 +12,8 @@ double pb_clock_monotonic(void)
 {
     return pb_clock_seconds(CLOCK_MONOTONIC);
 }
+
+double pb_clock_cpu(void)
+{
+    return pb_clock_seconds(CLOCK_THREAD_CPUTIME_ID);
+}

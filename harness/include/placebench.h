@@ -27,7 +27,7 @@ extern "C" {
 #endif
 
 #define PB_ABI_MAJOR 1
-#define PB_ABI_MINOR 6
+#define PB_ABI_MINOR 7
 
 /*
  * ABI changelog (a minor version only adds; the harness still loads plugins of older minors):
@@ -52,6 +52,8 @@ extern "C" {
  *   1.5  pb_strategy.op_replication: per-op replication options overriding the group's (TAG's
  *        SFB "duplicate" of single ops); pb_compiled.op_part (which ops were batch-split).
  *   1.6  pb_problem.host: the host that simulates a problem given to train() (GDP-batch).
+ *   1.7  pb_clock_cpu; phase accounting at the end of pb_progress (forward/update CPU seconds
+ *        and FLOPs, for bench placer); the host reads only the struct_size bytes a placer sends.
  */
 #define PB_DESCRIPTOR_SYMBOL placebench_plugin
 #define PB_DESCRIPTOR_SYMBOL_NAME "placebench_plugin"
@@ -100,6 +102,9 @@ uint64_t pb_seed_derive(uint64_t parent, const char *label);
 /* Seconds on the monotonic clock (arbitrary origin), for a plugin's own time limits such as
  * pb_budget.wall_s.  Progress reports need no clock: the host fills pb_progress.wall_s. */
 double pb_clock_monotonic(void);
+/* CPU seconds of the calling thread (arbitrary origin), for accounting a plugin's own work
+ * (pb_progress phase fields): unlike wall time, it does not grow while other processes run. */
+double pb_clock_cpu(void);
 
 /* ---------------------------------------------------------------- graphs */
 
@@ -365,6 +370,12 @@ typedef struct pb_progress {
     double best_so_far_us;  /* best step time found in the run so far */
     long long sim_calls;    /* simulator calls so far */
     double wall_s;          /* search wall time so far: filled by the host (send 0) */
+    /* Since ABI 1.7, optional (0 when the placer does not measure): where the placer's own work
+     * went so far, cumulative over the run, in CPU seconds of its thread (pb_clock_cpu) and in
+     * dense-product FLOPs (pb_nn_tape_flop): forward passes that choose actions, and updates
+     * (recomputed forward passes, backward passes, the optimizer step). */
+    double forward_cpu_s, forward_flop;
+    double update_cpu_s, update_flop;
 } pb_progress;
 
 enum { PB_LOG_DEBUG = 0, PB_LOG_INFO = 1, PB_LOG_WARN = 2 };

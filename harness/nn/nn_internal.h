@@ -60,6 +60,7 @@ struct nn_record {
     void *aux;                /* op-specific values saved by the forward pass (on the tape) */
     float *tmp;               /* scratch of the backward pass (on the tape's gradient arena) */
     pb_nn_backward_fn custom; /* pb_nn_custom: the caller's backward, called with aux */
+    double flop;              /* dense-product FLOPs of the backward function (pb_nn_tape_flop) */
     float f;
     int i[3];
 };
@@ -72,8 +73,30 @@ struct pb_nn_tape {
     size_t cap_rec;
     int record_grad;
     int failed;
+    double flop; /* pb_nn_tape_flop */
     char msg[sizeof(((pb_error *)0)->msg)];
 };
+
+/* The widest vector instruction set of this processor, asked at run time (nn_cpu.c); the
+ * values are ordered, a larger one including the smaller ones' instructions. */
+enum { NN_ISA_PORTABLE = 0, NN_ISA_AVX2 = 1, NN_ISA_AVX512 = 2 };
+int nn_cpu_isa(void);
+const char *nn_cpu_isa_name(int isa);
+/* The best FMA rate of one core in GFLOP/s with isa's instructions (independent multiply-add
+ * chains, CPU time of the calling thread, about `seconds` spent); 0 when the processor lacks
+ * isa. */
+double nn_cpu_peak_gflops(int isa, double seconds);
+
+/* y (n x out) = x (n x in) W (in x out) + b (b may be NULL), then ReLU when relu != 0, in one
+ * pass (nn_fused.c), with the widest of isa and what the processor has; the same bits for
+ * every isa, and as OpenBLAS's Haswell path computes them. */
+/* pb_nn_linear takes the fused kernel for layers of at most this many rows (one to three
+ * placement steps), where it is 2.5-4x faster than OpenBLAS's call overhead and packing
+ * (README, "Placeto at the machine's limit") and gives OpenBLAS's bits; OpenBLAS for more rows,
+ * where its kernel is faster and sums in another order. */
+#define NN_FUSED_MAX_ROWS 3
+void nn_fused_linear(int isa, int n, int in, int out, const float *x, const float *w,
+                     const float *b, int relu, float *y);
 
 /* Records the first error of a pass (printf-style); always returns NULL. */
 void *nn_tape_fail(pb_nn_tape *t, const char *fmt, ...)

@@ -1,4 +1,5 @@
-/* nn_linalg.c — GEMM through OpenBLAS, matmul, linear (fused bias and activation), transpose. */
+/* nn_linalg.c — GEMM through OpenBLAS, matmul, linear (fused bias and activation; the fused
+ * kernels of nn_fused.c for a few rows), transpose. */
 #include "nn_internal.h"
 
 #include <cblas.h>
@@ -62,10 +63,13 @@ pb_nn_tensor *pb_nn_matmul_t(pb_nn_tape *t, pb_nn_tensor *a, int trans_a, pb_nn_
     if (!c)
         return NULL;
     pb_nn_gemm(ta, tb, m, n, k, 1.0f, a->data, a->cols, b->data, b->cols, 0.0f, c->data, n);
+    double flop = 2.0 * m * n * k;
+    t->flop += flop;
     if (grad) {
         nn_record *r = nn_tape_record(t, linalg_matmul_backward, c);
         if (!r)
             return NULL;
+        r->flop = flop * ((a->grad != NULL) + (b->grad != NULL));
         r->in[0] = a;
         r->in[1] = b;
         r->i[0] = ta;
@@ -117,16 +121,24 @@ pb_nn_tensor *pb_nn_linear(pb_nn_tape *t, pb_nn_tensor *x, pb_nn_tensor *w, pb_n
     if (!y)
         return NULL;
     int n = x->rows, out = w->cols;
-    for (int i = 0; b && i < n; i++)
-        memcpy(y->data + (size_t)i * (size_t)out, b->data, (size_t)out * sizeof(float));
-    pb_nn_gemm(0, 0, n, out, x->cols, 1.0f, x->data, x->cols, w->data, out, b ? 1.0f : 0.0f,
-               y->data, out);
-    nn_elem_activate(act, y->data, nn_numel(y));
+    if (n <= NN_FUSED_MAX_ROWS && act <= PB_NN_ACT_RELU) {
+        nn_fused_linear(nn_cpu_isa(), n, x->cols, out, x->data, w->data, b ? b->data : NULL,
+                        act == PB_NN_ACT_RELU, y->data);
+    } else {
+        for (int i = 0; b && i < n; i++)
+            memcpy(y->data + (size_t)i * (size_t)out, b->data, (size_t)out * sizeof(float));
+        pb_nn_gemm(0, 0, n, out, x->cols, 1.0f, x->data, x->cols, w->data, out, b ? 1.0f : 0.0f,
+                   y->data, out);
+        nn_elem_activate(act, y->data, nn_numel(y));
+    }
+    double flop = 2.0 * n * out * x->cols;
+    t->flop += flop;
     if (grad) {
         float *tmp = act != PB_NN_ACT_NONE ? nn_tape_grad_scratch(t, nn_numel(y)) : NULL;
         nn_record *r = nn_tape_record(t, linalg_linear_backward, y);
         if (!r || (act != PB_NN_ACT_NONE && !tmp))
             return NULL;
+        r->flop = flop * ((w->grad != NULL) + (x->grad != NULL));
         r->in[0] = x;
         r->in[1] = w;
         r->in[2] = b;

@@ -281,9 +281,22 @@ int pb_nn_backward(pb_nn_tape *t, pb_nn_tensor *y, const float *seed, pb_error *
     size_t n = nn_numel(y);
     for (size_t i = 0; i < n; i++)
         y->grad[i] += seed ? seed[i] : 1.0f;
-    for (size_t i = t->n_rec; i-- > 0;)
+    for (size_t i = t->n_rec; i-- > 0;) {
         t->rec[i].backward(&t->rec[i]);
+        t->flop += t->rec[i].flop;
+    }
     return PB_OK;
+}
+
+double pb_nn_tape_flop(const pb_nn_tape *t)
+{
+    return t ? t->flop : 0;
+}
+
+void pb_nn_tape_count(pb_nn_tape *t, double flop)
+{
+    if (t)
+        t->flop += flop;
 }
 
 void *pb_nn_alloc(pb_nn_tape *t, size_t n)

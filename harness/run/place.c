@@ -26,8 +26,11 @@ typedef struct place_host {
     pb_strategy ops;   /* op-level strategy buffer for expanding group strategies */
     int *ops_device, *ops_replication, *ops_stage;
     long long calls;
+    double sim_cpu_s;     /* CPU time of this thread in the placer's simulate calls */
+    long long sim_events; /* events those calls simulated (pb_eval.n_events) */
     double soft_deadline; /* monotonic seconds; 0 = none */
     double start;         /* monotonic seconds when the placer was called */
+    pb_progress last;     /* the latest progress report, in the current layout */
 } place_host;
 
 /* Evaluates a strategy of the grouped graph (current layout). */
@@ -51,20 +54,31 @@ static int place_evaluate(place_host *h, const pb_strategy *s, pb_eval *out, pb_
 static int place_host_simulate(void *ctx, const pb_strategy *s, pb_eval *out, pb_error *err)
 {
     place_host *h = ctx;
-    if (!h->placer_is_1_1)
-        return place_evaluate(h, s, out, err);
-    pb_strategy now;
-    compat_strategy_from_1_1((const compat_strategy_1_1 *)(const void *)s, &now);
-    return place_evaluate(h, &now, out, err);
+    double t0 = pb_clock_cpu();
+    int rc;
+    if (!h->placer_is_1_1) {
+        rc = place_evaluate(h, s, out, err);
+    } else {
+        pb_strategy now;
+        compat_strategy_from_1_1((const compat_strategy_1_1 *)(const void *)s, &now);
+        rc = place_evaluate(h, &now, out, err);
+    }
+    h->sim_cpu_s += pb_clock_cpu() - t0;
+    h->sim_events += out->n_events;
+    return rc;
 }
 
 /* The host, not the placer, measures the search's wall time of every curve point. */
 static void place_host_progress(void *ctx, const pb_progress *p)
 {
     place_host *h = ctx;
+    pb_progress own = {0}; /* a placer built for an older ABI sends a shorter struct */
+    size_t n = p->struct_size < sizeof own ? p->struct_size : sizeof own;
+    memcpy(&own, p, n);
+    own.struct_size = sizeof own;
+    h->last = own;
     if (!h->q->progress)
         return;
-    pb_progress own = *p;
     own.wall_s = pb_clock_monotonic() - h->start;
     h->q->progress(h->q->progress_ctx, &own);
 }
@@ -210,6 +224,12 @@ static int place_solve(const place_request *q, place_host *h, const pb_host *hos
     res->cpu_s = pb_clock_seconds(CLOCK_PROCESS_CPUTIME_ID) - c;
     res->initial_us = initial < 0 ? NAN : initial;
     res->sim_calls = h->calls;
+    res->sim_cpu_s = h->sim_cpu_s;
+    res->sim_events = h->sim_events;
+    res->forward_cpu_s = h->last.forward_cpu_s;
+    res->forward_flop = h->last.forward_flop;
+    res->update_cpu_s = h->last.update_cpu_s;
+    res->update_flop = h->last.update_flop;
     if (rc != PB_OK)
         return PB_ERR;
     /* The harness evaluates the returned strategy itself: the stored step time is the
@@ -244,6 +264,9 @@ int place_run(const place_request *q, place_result *res, pb_error *err)
     char why[256];
     if (!loader_pair_applies(q->placer->entry, q->simulator->entry, why, sizeof why))
         return pb_errorf(err, "%s", why);
+    res->sim_cpu_s = res->forward_cpu_s = res->forward_flop = res->update_cpu_s = res->update_flop =
+        0;
+    res->sim_events = 0;
     place_host h = {0};
     h.q = q;
     h.op_graph = q->graph;

@@ -36,10 +36,16 @@ typedef struct place_result {
     long long sim_calls; /* simulator calls the placer made (the final check not counted) */
     double wall_s;       /* wall time of place() */
     double cpu_s;        /* CPU time of this process during place() */
-    int *best_device;    /* caller-owned [graph->grouped->n_nodes], or NULL: receives the
-                            returned placement */
-    double *peak_mem;    /* caller-owned [cluster->n_devices], or NULL: peak memory of the returned
-                            placement */
+    /* Where the time went (bench placer): CPU seconds of the placer's simulate calls and the
+     * events they simulated, measured by the host; the forward and update phases as the placer
+     * last reported them (pb_progress, ABI 1.6; 0 when it does not). */
+    double sim_cpu_s;
+    long long sim_events;
+    double forward_cpu_s, forward_flop, update_cpu_s, update_flop;
+    int *best_device; /* caller-owned [graph->grouped->n_nodes], or NULL: receives the
+                         returned placement */
+    double *peak_mem; /* caller-owned [cluster->n_devices], or NULL: peak memory of the returned
+                         placement */
     /* The simulator's verdict on the returned strategy: feasibility, and the throughput
      * (samples/s) and monetary cost (USD) of simulators that model them, 0 otherwise. */
     int feasible;

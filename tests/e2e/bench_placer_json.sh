@@ -12,5 +12,9 @@ assert [r["devices"] for r in rows] == [2, 3], rows
 for r in rows:
     assert r["paper_s"] is None, r  # diamond is no graph of the paper's families
     assert r["episodes"] == 2 and r["steps"] > 0 and r["best_step_time_us"] <= r["initial_step_time_us"], r
+    # phases: episode 0 is greedy (forward only), episode 1 trains (forward and update)
+    assert r["isa"] in ("avx512", "avx2", "portable") and r["peak_gflops"] > 0, r
+    assert r["forward_gflop"] > 0 and r["update_gflop"] > 0 and r["sim_events"] > 0, r
+    assert r["forward_cpu_s"] >= 0 and r["update_cpu_s"] >= 0 and r["sim_cpu_s"] >= 0, r
 PY
 echo ok

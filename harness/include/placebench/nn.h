@@ -63,6 +63,14 @@ int pb_nn_tape_status(const pb_nn_tape *t, pb_error *err);
  * adds dL/dtheta into the gradients of the parameters.  Fails when the tape holds an error or y
  * does not depend on any parameter. */
 int pb_nn_backward(pb_nn_tape *t, pb_nn_tensor *y, const float *seed, pb_error *err);
+/* The dense-product work done on the tape since it was created (resets do not clear it), in
+ * floating-point operations: 2 m n k per m x k by k x n product of matmul and linear, forward and
+ * backward, plus what custom ops report with pb_nn_tape_count.  Element-wise work is not counted
+ * (it is what a machine's FMA peak does not measure).  For FLOP rates (bench placer). */
+double pb_nn_tape_flop(const pb_nn_tape *t);
+/* Adds flop to the tape's count: a custom op reports its products (its backward function too,
+ * through a tape pointer kept in its context).  NULL t is ignored. */
+void pb_nn_tape_count(pb_nn_tape *t, double flop);
 
 /* --- leaves and views */
 

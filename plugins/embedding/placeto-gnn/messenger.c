@@ -155,6 +155,8 @@ typedef struct messenger_ctx {
      * and of the input gradient: rows are written once, outside the dependency chain, so the
      * chain itself only moves whole vectors. */
     float *sp, *dop[2], *dsp;
+    pb_nn_tape *tape; /* where the backward pass counts its products (pb_nn_tape_count) */
+    double back_flop;
 } messenger_ctx;
 
 /* y = b + x.W over the first d entries of x (P-padded rows, nv vectors); relu when asked.  Four
@@ -419,6 +421,7 @@ static void messenger_backward(void *vctx, const pb_nn_tensor *out, pb_nn_tensor
     messenger_pad(c, out->grad, 2 * d, 0, c->dop[0]);
     messenger_pad(c, out->grad, 2 * d, d, c->dop[1]);
     messenger_pass_backward(c);
+    pb_nn_tape_count(c->tape, c->back_flop);
     float *ds = in[0]->grad;
     for (int b = 0; ds && b < batch; b++)
         for (int v = 0; v < n; v++) {
@@ -432,6 +435,26 @@ static void messenger_backward(void *vctx, const pb_nn_tensor *out, pb_nn_tensor
         messenger_net_weight_grads(&sd->f, sd->h, sd->fact, sd->dzf, rows, d, p);
         messenger_net_weight_grads(&sd->g, sd->agg, sd->gact, sd->dzg, rows, d, p);
     }
+}
+
+/* Counts the matrix-vector products of the forward pass on the tape (2 d^2 per layer and row: f
+ * on every node, g on nodes with neighbours) and notes those of the backward pass (the same
+ * products with the transposed weights, plus one d x d x rows GEMM per layer). */
+static void messenger_count(messenger_ctx *c, pb_nn_tape *t)
+{
+    double per_row = 2.0 * c->d * c->d, fwd = 0, gemm = 0;
+    for (int k = 0; k < 2; k++) {
+        const messenger_side *sd = &c->side[k];
+        int linked = 0;
+        for (int v = 0; v < c->n; v++)
+            linked += sd->nbr_start[v + 1] > sd->nbr_start[v];
+        fwd +=
+            per_row * c->batch * ((double)c->n * sd->f.n_layers + (double)linked * sd->g.n_layers);
+        gemm += per_row * c->batch * c->n * (sd->f.n_layers + sd->g.n_layers);
+    }
+    pb_nn_tape_count(t, fwd);
+    c->tape = t;
+    c->back_flop = fwd + gemm;
 }
 
 static float *messenger_floats(pb_nn_tape *t, size_t count)
@@ -555,6 +578,7 @@ int messenger_sequential(pb_nn_tape *t, int n, int batch, pb_nn_tensor *s, const
         return pb_nn_tape_status(t, err);
     messenger_pad(c, s->data, d, 0, c->sp);
     messenger_pass_forward(c);
+    messenger_count(c, t);
     for (int b = 0; b < batch; b++)
         for (int v = 0; v < n; v++) {
             size_t r = (size_t)b * n + v, q = ((size_t)v * batch + b) * c->p;

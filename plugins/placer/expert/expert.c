@@ -276,7 +276,10 @@ static int expert_place(void *instance, const pb_problem *p, pb_strategy *best, 
         rc = x->host->simulate(x->host->ctx, best, &ev, err);
     if (rc == PB_OK) {
         *initial_us = -1;
-        pb_progress pr = {sizeof pr, 0, ev.step_time_us, ev.step_time_us, 1, 0};
+        pb_progress pr = {.struct_size = sizeof pr,
+                          .episode_best_us = ev.step_time_us,
+                          .best_so_far_us = ev.step_time_us,
+                          .sim_calls = 1};
         x->host->progress(x->host->ctx, &pr);
     }
     free(pinned);

@@ -421,8 +421,11 @@ static int hdp_place(void *instance, const pb_problem *p, pb_strategy *best, dou
         }
         int stop = o->patience > 0 && k - mark_step >= o->patience;
         if (improved || stop || (k + 1) % o->progress_every == 0 || k + 1 == steps) {
-            pb_progress pr = {
-                sizeof pr, (int)k, ev.step_time_us, have_feasible ? best_us : best_any, k + 1, 0};
+            pb_progress pr = {.struct_size = sizeof pr,
+                              .episode = (int)k,
+                              .episode_best_us = ev.step_time_us,
+                              .best_so_far_us = have_feasible ? best_us : best_any,
+                              .sim_calls = k + 1};
             ctx->host->progress(ctx->host->ctx, &pr);
         }
         if (ctx->host->deadline_passed(ctx->host->ctx) || stop)

@@ -168,7 +168,7 @@ static int metis_place(void *instance, const pb_problem *p, pb_strategy *best, d
         rc = mp->host->simulate(mp->host->ctx, best, &ev, err);
     if (rc == PB_OK) {
         *initial_us = -1; /* no search: one partition */
-        pb_progress pr = {sizeof pr, 0, ev.step_time_us, ev.step_time_us, 1, 0};
+        pb_progress pr = {.struct_size = sizeof pr, .episode_best_us = ev.step_time_us, .best_so_far_us = ev.step_time_us, .sim_calls = 1};
         mp->host->progress(mp->host->ctx, &pr);
         if (!ev.feasible)
             mp->host->log(mp->host->ctx, PB_LOG_INFO,

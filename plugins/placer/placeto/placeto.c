@@ -310,6 +310,9 @@ typedef struct placeto_run {
     reinforce_baseline bl;
     long long calls;
     double t0; /* pb_clock_monotonic() at the start, for budget->wall_s */
+    /* Phase accounting for pb_progress: CPU seconds and tape FLOPs of the action-choosing
+     * forward passes and of the updates. */
+    double fwd_s, fwd_flop, upd_s, upd_flop;
     double train_best_x, run_best_x, run_best_us, ep_best_x, ep_best_us;
 } placeto_run;
 
@@ -541,9 +544,13 @@ static int placeto_episode(placeto_run *r, int ep, int greedy, pb_error *err)
         float *feat = r->feats + (greedy ? 0 : (size_t)t * n * fd);
         pb_nn_tensor *logits = NULL;
         r->eseed[t] = pb_rng_next(&r->pl->rng);
-        if (placeto_features(r, v, feat, err) ||
-            placeto_logits(r, 0, feat, 1, &r->eseed[t], &v, &logits, err))
+        if (placeto_features(r, v, feat, err))
             return PB_ERR;
+        double c0 = pb_clock_cpu(), f0 = pb_nn_tape_flop(r->tape);
+        if (placeto_logits(r, 0, feat, 1, &r->eseed[t], &v, &logits, err))
+            return PB_ERR;
+        r->fwd_s += pb_clock_cpu() - c0;
+        r->fwd_flop += pb_nn_tape_flop(r->tape) - f0;
         int a = greedy ? reinforce_argmax(logits->data, r->nd)
                        : reinforce_sample(logits->data, r->nd, &r->pl->rng);
         r->actions[t] = a;
@@ -562,7 +569,7 @@ static int placeto_episode(placeto_run *r, int ep, int greedy, pb_error *err)
 }
 
 /* One REINFORCE step from the episode just run. */
-static int placeto_update(placeto_run *r, pb_error *err)
+static int placeto_update_step(placeto_run *r, pb_error *err)
 {
     placeto *pl = r->pl;
     int R = r->steps, nd = r->nd;
@@ -588,6 +595,16 @@ static int placeto_update(placeto_run *r, pb_error *err)
     return pb_nn_adam_step(r->adam, r->params, pl->lr, err);
 }
 
+/* placeto_update_step, accounted as the update phase. */
+static int placeto_update(placeto_run *r, pb_error *err)
+{
+    double c0 = pb_clock_cpu(), f0 = pb_nn_tape_flop(r->tape);
+    int rc = placeto_update_step(r, err);
+    r->upd_s += pb_clock_cpu() - c0;
+    r->upd_flop += pb_nn_tape_flop(r->tape) - f0;
+    return rc;
+}
+
 /* Bookkeeping after an episode: training best, run best, the curve point. */
 static void placeto_after_episode(placeto_run *r, int ep, int greedy)
 {
@@ -610,7 +627,11 @@ static void placeto_after_episode(placeto_run *r, int ep, int greedy)
                       .episode = ep,
                       .episode_best_us = r->ep_best_us,
                       .best_so_far_us = r->run_best_us,
-                      .sim_calls = r->calls};
+                      .sim_calls = r->calls,
+                      .forward_cpu_s = r->fwd_s,
+                      .forward_flop = r->fwd_flop,
+                      .update_cpu_s = r->upd_s,
+                      .update_flop = r->upd_flop};
     r->host->progress(r->host->ctx, &pr);
 }
 

@@ -34,7 +34,10 @@ static int rr_place(void *instance, const pb_problem *p, pb_strategy *best, doub
     if (r->host->simulate(r->host->ctx, best, &ev, err))
         return PB_ERR;
     *initial_us = -1; /* no search: there is no distinct starting point */
-    pb_progress pr = {sizeof pr, 0, ev.step_time_us, ev.step_time_us, 1, 0};
+    pb_progress pr = {.struct_size = sizeof pr,
+                      .episode_best_us = ev.step_time_us,
+                      .best_so_far_us = ev.step_time_us,
+                      .sim_calls = 1};
     r->host->progress(r->host->ctx, &pr);
     return PB_OK;
 }

@@ -55,7 +55,10 @@ static int single_place(void *instance, const pb_problem *p, pb_strategy *best, 
     if (s->host->simulate(s->host->ctx, best, &ev, err))
         return PB_ERR;
     *initial_us = ev.step_time_us;
-    pb_progress pr = {sizeof pr, 0, ev.step_time_us, ev.step_time_us, 1, 0};
+    pb_progress pr = {.struct_size = sizeof pr,
+                      .episode_best_us = ev.step_time_us,
+                      .best_so_far_us = ev.step_time_us,
+                      .sim_calls = 1};
     s->host->progress(s->host->ctx, &pr);
     return PB_OK;
 }

@@ -196,7 +196,10 @@ static int dp_place(void *instance, const pb_problem *prob, pb_strategy *best, d
                          nd, why.msg);
     }
     *initial_us = ev.step_time_us;
-    pb_progress pr = {sizeof pr, 0, ev.step_time_us, ev.step_time_us, 1, 0};
+    pb_progress pr = {.struct_size = sizeof pr,
+                      .episode_best_us = ev.step_time_us,
+                      .best_so_far_us = ev.step_time_us,
+                      .sim_calls = 1};
     p->host->progress(p->host->ctx, &pr);
     return PB_OK;
 }
