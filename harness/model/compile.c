@@ -31,6 +31,7 @@ struct pb_compiler {
     const pb_cluster *cl;
     const pb_strategy *s;
     const double *share; /* s->device_share when the strategy has it, else NULL */
+    unsigned flags;      /* PB_COMPILE_* */
 
     /* Per op of g. */
     int cap_ops;
@@ -62,7 +63,15 @@ struct pb_compiler {
 
 pb_compiler *pb_compiler_new(void)
 {
-    return calloc(1, sizeof(pb_compiler));
+    pb_compiler *c = calloc(1, sizeof(pb_compiler));
+    if (c)
+        c->flags = PB_COMPILE_BASE_GROUPS | PB_COMPILE_PRUNE;
+    return c;
+}
+
+void pb_compiler_set_flags(pb_compiler *c, unsigned flags)
+{
+    c->flags = flags;
 }
 
 void pb_compiler_free(pb_compiler *c)
@@ -208,7 +217,7 @@ static int compile_same_split(const pb_compiler *c, int a, int b)
 /* A new node of creation id c->n_nodes (not yet in the emit order). */
 static int compile_node(pb_compiler *c, int kind, int origin, int device, pb_error *err)
 {
-    if (compile_reserve_nodes(c, c->n_nodes + 1))
+    if (c->n_nodes >= c->cap_nodes && compile_reserve_nodes(c, c->n_nodes + 1))
         return pb_errorf(err, "out of memory");
     int id = c->n_nodes++;
     c->kind[id] = kind;
@@ -229,7 +238,8 @@ static void compile_emit(pb_compiler *c, int node)
 static int compile_input_add(pb_compiler *c, int dst, int src, int port, double bytes,
                              pb_error *err)
 {
-    if (array_grow(&c->inputs, &c->cap_inputs, c->n_inputs + 1, sizeof(compile_input)))
+    if (c->n_inputs >= c->cap_inputs &&
+        array_grow(&c->inputs, &c->cap_inputs, c->n_inputs + 1, sizeof(compile_input)))
         return pb_errorf(err, "out of memory");
     c->inputs[c->n_inputs++] = (compile_input){dst, src, port, bytes};
     return PB_OK;
@@ -493,21 +503,27 @@ static int compile_chain_collectives(pb_compiler *c, pb_error *err)
 /*
  * TAG's queue topological order: start from `initial` (n ids), pop the front; emit it if every
  * input (in_src[in_start[x] .. in_start[x+1])) is emitted, else push it to the back.  out[i] is
- * the i-th id emitted.  queue and done are n-entry scratch.
+ * the i-th id emitted.  queue and done are n-entry scratch; scan[x] (n entries) remembers the
+ * first input of x not yet seen emitted, so that a node pushed back resumes its check there (an
+ * emitted input stays emitted: the order is the same, the work linear).
  */
 static int compile_queue_sort(int n, const int *initial, const int *in_start, const int *in_src,
-                              int *queue, unsigned char *done, int *out, pb_error *err)
+                              int *queue, unsigned char *done, int *scan, int *out, pb_error *err)
 {
     memcpy(queue, initial, (size_t)n * sizeof(int));
     memset(done, 0, (size_t)n);
+    for (int x = 0; x < n; x++)
+        scan[x] = in_start[x];
     int head = 0, len = n, emitted = 0, stalled = 0;
     while (len > 0) {
         int x = queue[head];
         head = head + 1 == n ? 0 : head + 1;
         len--;
-        int ready = 1;
-        for (int i = in_start[x]; i < in_start[x + 1] && ready; i++)
-            ready = done[in_src[i]];
+        int i = scan[x], end = in_start[x + 1];
+        while (i < end && done[in_src[i]])
+            i++;
+        scan[x] = i;
+        int ready = i == end;
         if (ready) {
             done[x] = 1;
             out[emitted++] = x;
@@ -663,11 +679,11 @@ int pb_compile(pb_compiler *c, const pb_graph *g, const pb_cluster *cl, const pb
         return pb_errorf(err, "out of memory");
     for (int v = 0; v < n; v++)
         c->emit[v] = v;
-    if (compile_queue_sort(n, c->emit, g->pred_start, g->pred, c->queue, c->done, c->op_order,
-                           err) ||
+    if (compile_queue_sort(n, c->emit, g->pred_start, g->pred, c->queue, c->done, c->in_count,
+                           c->op_order, err) ||
         compile_build(c, err) || compile_csr(c, err) ||
         compile_queue_sort(c->n_nodes, c->emit, c->csr_start, c->csr_src, c->rank, c->done,
-                           c->queue, err))
+                           c->in_count, c->queue, err))
         return PB_ERR;
     for (int j = 0; j < c->n_nodes; j++)
         c->rank[c->queue[j]] = j;

@@ -80,11 +80,27 @@ typedef struct pb_compiled {
 
 typedef struct pb_compiler pb_compiler;
 
+/* What the compiler does beyond the rules above, as bits (TAG's reference behaviour, the
+ * default of pb_compiler_new, is both; specs/tag.md §3.2 and §3.4):
+ *   PB_COMPILE_BASE_GROUPS  the duplicate fallback: ops joined by tensors that are not batch-split
+ *                           (a producer whose split class is not BATCH, or a gradient read by an
+ *                           optimizer op), over the data edges among the descendants of input ops
+ *                           (type Placeholder or IteratorGetNext), plus each optimizer op with its
+ *                           parameter inputs, form a base group; when its members are not all on
+ *                           device groups of the same size n > 1, or one has PB_REPL_DUPLICATE,
+ *                           no member is batch-split (each replica computes the whole batch).
+ *   PB_COMPILE_PRUNE        only the ancestors (over data and control inputs) of replica 0 of each
+ *                           op without successors (the sinks) are kept; e.g. a replica nobody
+ *                           reads disappears, while a Concat placed for it stays. */
+enum { PB_COMPILE_BASE_GROUPS = 1u, PB_COMPILE_PRUNE = 2u };
+
 /* A compiler with its own buffers, reused from one pb_compile to the next (compiling allocates
  * only when a graph is larger than every earlier one).  Caller frees with pb_compiler_free.
  * NULL when out of memory. */
 pb_compiler *pb_compiler_new(void);
 void pb_compiler_free(pb_compiler *c);
+/* Sets the PB_COMPILE_* bits for the next compilations (default: all of them). */
+void pb_compiler_set_flags(pb_compiler *c, unsigned flags);
 
 /* Compiles strategy s (kind PLACEMENT or REPLICATED, for the op graph g) on cluster cl.  g, cl
  * and s are borrowed for the call.  *out points into the compiler (see pb_compiled).  Errors
