@@ -27,7 +27,7 @@ extern "C" {
 #endif
 
 #define PB_ABI_MAJOR 1
-#define PB_ABI_MINOR 3
+#define PB_ABI_MINOR 4
 
 /*
  * ABI changelog (a minor version only adds; the harness still loads plugins of older minors):
@@ -45,6 +45,10 @@ extern "C" {
  *        and batch shares at the end of pb_strategy (device_share), read by the strategy
  *        compiler (placebench/compile.h); pb_eval.task_record, a per-task timeline for traces,
  *        and pb_eval.node_idle_after_us (TAG's run-time feedback).
+ *   1.4  Strategy compiler switches: pb_compiler_set_flags with PB_COMPILE_BASE_GROUPS,
+ *        PB_COMPILE_PRUNE and PB_COMPILE_PLACEHOLDER (TAG's duplicate fallback, pruning to the
+ *        sinks' ancestors, Placeholder replicas fed by a shape Const; all on by default), and the
+ *        compiled node kind PB_CNODE_SHAPE.
  */
 #define PB_DESCRIPTOR_SYMBOL placebench_plugin
 #define PB_DESCRIPTOR_SYMBOL_NAME "placebench_plugin"

@@ -20,8 +20,10 @@ tests/data/topology_regress/expected.json was generated with the build of main a
         -DCMAKE_BUILD_TYPE=RelWithDebInfo && cmake --build /tmp/base/build -j2
     python3 tests/tools/topology_regress.py generate --bin /tmp/base/build/placebench \
         --out tests/data/topology_regress
-Those expectations hold with the plugin options base_groups=false prune=false (the compiler of main knew
-neither TAG's base-group fallback nor the pruning to the sinks' ancestors); `check` passes them.
+Those expectations hold with the plugin options base_groups=false prune=false
+replace_placeholder=false (the compiler of main knew neither TAG's base-group fallback, nor the
+pruning to the sinks' ancestors, nor the shape Const before each Placeholder replica); `check`
+passes them.
 """
 import argparse
 import hashlib
@@ -38,7 +40,8 @@ CLUSTER = "tag-testbed"
 # Per model: the device count each strategy runs on (16 = the whole testbed).
 DEVICES = {"vgg19": 16, "inceptionv3": 16, "bert-small": 6}
 # Options of the topology plugin that make this build compile as main did.
-LEGACY_OPTIONS = ["simulator.base_groups=false", "simulator.prune=false"]
+LEGACY_OPTIONS = ["simulator.base_groups=false", "simulator.prune=false",
+                  "simulator.replace_placeholder=false"]
 
 
 def fixed_strategies(n):

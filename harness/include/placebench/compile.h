@@ -48,11 +48,13 @@ extern "C" {
  */
 
 typedef enum pb_cnode_kind {
-    PB_CNODE_OP = 0,       /* a replica of an op of the graph */
-    PB_CNODE_SPLIT = 1,    /* cuts a whole tensor into the parts of a batch split: port r, part r */
-    PB_CNODE_CONCAT = 2,   /* joins the parts of a batch-split tensor */
-    PB_CNODE_ADDN = 3,     /* adds partial sums (a split SUM tensor, a parameter server) */
-    PB_CNODE_ALLREDUCE = 4 /* one device's member of a ring AllReduce instance */
+    PB_CNODE_OP = 0,     /* a replica of an op of the graph */
+    PB_CNODE_SPLIT = 1,  /* cuts a whole tensor into the parts of a batch split: port r, part r */
+    PB_CNODE_CONCAT = 2, /* joins the parts of a batch-split tensor */
+    PB_CNODE_ADDN = 3,   /* adds partial sums (a split SUM tensor, a parameter server) */
+    PB_CNODE_ALLREDUCE = 4, /* one device's member of a ring AllReduce instance */
+    PB_CNODE_SHAPE = 5      /* since 1.4: the Const a Placeholder replica is generated from
+                               (PB_COMPILE_PLACEHOLDER) */
 } pb_cnode_kind;
 
 /* The compiled graph.  Arrays belong to the pb_compiler that produced it and stay valid until its
@@ -81,7 +83,7 @@ typedef struct pb_compiled {
 typedef struct pb_compiler pb_compiler;
 
 /* What the compiler does beyond the rules above, as bits (TAG's reference behaviour, the
- * default of pb_compiler_new, is both; specs/tag.md §3.2 and §3.4):
+ * default of pb_compiler_new, is all three; specs/tag.md §3.2 and §3.4):
  *   PB_COMPILE_BASE_GROUPS  the duplicate fallback: ops joined by tensors that are not batch-split
  *                           (a producer whose split class is not BATCH, or a gradient read by an
  *                           optimizer op), over the data edges among the descendants of input ops
@@ -89,17 +91,21 @@ typedef struct pb_compiler pb_compiler;
  *                           parameter inputs, form a base group; when its members are not all on
  *                           device groups of the same size n > 1, or one has PB_REPL_DUPLICATE,
  *                           no member is batch-split (each replica computes the whole batch).
- *   PB_COMPILE_PRUNE        only the ancestors (over data and control inputs) of replica 0 of each
- *                           op without successors (the sinks) are kept; e.g. a replica nobody
- *                           reads disappears, while a Concat placed for it stays. */
-enum { PB_COMPILE_BASE_GROUPS = 1u, PB_COMPILE_PRUNE = 2u };
+ *   PB_COMPILE_PRUNE        only the replicas of the ops without successors (the sinks) and their
+ *                           ancestors (over data and control inputs) are kept; e.g. a replica
+ *                           nobody reads disappears, while a Concat placed for it stays.  The
+ * members of an AllReduce instance are kept or dropped together. PB_COMPILE_PLACEHOLDER  replicated
+ * strategies: each replica of an op of type Placeholder waits (no data) for a PB_CNODE_SHAPE node
+ * of 0 µs on its device, emitted just before it, as TAG generates the input from a shape Const; it
+ * therefore queues behind the ops ready at the start. */
+enum { PB_COMPILE_BASE_GROUPS = 1u, PB_COMPILE_PRUNE = 2u, PB_COMPILE_PLACEHOLDER = 4u };
 
 /* A compiler with its own buffers, reused from one pb_compile to the next (compiling allocates
  * only when a graph is larger than every earlier one).  Caller frees with pb_compiler_free.
  * NULL when out of memory. */
 pb_compiler *pb_compiler_new(void);
 void pb_compiler_free(pb_compiler *c);
-/* Sets the PB_COMPILE_* bits for the next compilations (default: all of them). */
+/* Sets the PB_COMPILE_* bits for the next compilations (default: all of them).  Since 1.4. */
 void pb_compiler_set_flags(pb_compiler *c, unsigned flags);
 
 /* Compiles strategy s (kind PLACEMENT or REPLICATED, for the op graph g) on cluster cl.  g, cl

@@ -54,7 +54,7 @@ enum { TOPO_COMPUTE = 0, TOPO_TRANSFER = 1, TOPO_COLLECTIVE = 2 };
 typedef struct topo_opts {
     long long batch_size;
     double nccl_a1, nccl_b1, nccl_a2, nccl_b2, nccl_ref_bandwidth;
-    int base_groups, prune; /* compiler switches (placebench/compile.h, PB_COMPILE_*) */
+    int base_groups, prune, placeholder; /* compiler switches (placebench/compile.h) */
 } topo_opts;
 
 /* A task of one evaluation. */
@@ -180,8 +180,17 @@ static const pb_option_def topo_options[] = {
      .default_value = "true",
      .min = 1,
      .max = 0,
-     .help = "keep only the ancestors of replica 0 of each exit op, as TAG prunes to its sink",
+     .help = "keep only the ops without successors (TAG's sink) and their ancestors: a replica "
+             "nobody reads is dropped",
      .offset = offsetof(topo_opts, prune)},
+    {.name = "replace_placeholder",
+     .type = PB_OPT_BOOL,
+     .default_value = "true",
+     .min = 1,
+     .max = 0,
+     .help = "each replica of a Placeholder op waits for a shape Const of 0 µs on its device, "
+             "as TAG generates the input (so it queues behind ops ready at the start)",
+     .offset = offsetof(topo_opts, placeholder)},
 };
 
 static int topo_create(const pb_create_args *a, void **instance, pb_error *err)
@@ -322,7 +331,8 @@ static int topo_prepare(void *instance, const pb_graph *g, const pb_cluster *c, 
     p->compiler = pb_compiler_new();
     if (p->compiler)
         pb_compiler_set_flags(p->compiler, (p->opts.base_groups ? PB_COMPILE_BASE_GROUPS : 0u) |
-                                               (p->opts.prune ? PB_COMPILE_PRUNE : 0u));
+                                               (p->opts.prune ? PB_COMPILE_PRUNE : 0u) |
+                                               (p->opts.placeholder ? PB_COMPILE_PLACEHOLDER : 0u));
     p->link_of = malloc(nd * nd * sizeof(int));
     p->mem_cap = malloc(nd * sizeof(double));
     p->price_us = malloc(nd * sizeof(double));
@@ -941,7 +951,7 @@ static void topo_idle_after(const topo_prepared *p, const pb_compiled *cg, int n
 static void topo_records(const topo_prepared *p, const pb_compiled *cg, int n_tasks,
                          const pb_eval *out)
 {
-    static const char *const what[] = {"op", "split", "concat", "addn", "allreduce"};
+    static const char *const what[] = {"op", "split", "concat", "addn", "allreduce", "shape"};
     if (out->struct_size < sizeof(pb_eval) || !out->task_record)
         return;
     for (int t = 0; t < n_tasks; t++) {

@@ -147,14 +147,17 @@ static void test_placement(void **state)
 }
 
 /* Example 2's compiled graph: x, y, gW split in halves, W, lr, upd whole on both devices, one
- * AllReduce member per device reading its half gradient (131072) and read whole (262144). */
+ * AllReduce member per device reading its half gradient (131072) and read whole (262144), and
+ * (TAG's replace_placeholder) a shape node before each x replica, on its device, that the replica
+ * waits for without data: 6 ops x 2 + the NoOp + 2 AllReduce members + 2 shape nodes. */
 static void test_allreduce(void **state)
 {
     test_fixture *f = *state;
     test_dp(f, PB_REPL_ALLREDUCE);
     const pb_compiled *cg = test_compile(f);
     test_topological(cg);
-    assert_int_equal(cg->n_nodes, 2 * 6 + 1 + 2);
+    assert_int_equal(cg->n_nodes, 2 * 6 + 1 + 2 + 2);
+    assert_int_equal(test_count(cg, PB_CNODE_SHAPE), 2);
     assert_int_equal(cg->n_collectives, 1);
     assert_int_equal(cg->n_split_ops, 3);
     for (int d = 0; d < 2; d++) {
@@ -163,6 +166,9 @@ static void test_allreduce(void **state)
         int upd = test_find(cg, PB_CNODE_OP, UPD, d, d);
         int ar = test_find(cg, PB_CNODE_ALLREDUCE, GW, 0, d);
         assert_true(x >= 0 && y >= 0 && w >= 0 && gw >= 0 && upd >= 0 && ar >= 0);
+        int shape = test_find(cg, PB_CNODE_SHAPE, X, 0, d);
+        assert_true(shape >= 0 && test_reads(cg, x, shape) == 0 && cg->cost_us[shape] == 0);
+        assert_int_equal(cg->in_start[x + 1] - cg->in_start[x], 1);
         assert_true(test_reads(cg, y, x) == 32768 && test_reads(cg, y, w) == 262144);
         assert_true(test_reads(cg, gw, x) == 32768 && test_reads(cg, gw, y) == 32768);
         assert_true(test_reads(cg, ar, gw) == 131072 && test_reads(cg, upd, ar) == 262144);
@@ -214,14 +220,18 @@ static void test_split_insertion(void **state)
 }
 
 /* gW alone on d1 reading split x and y: one Concat of each on d1; its gradient is whole, so
- * no synchronisation, and both upd replicas read gW on d1. */
+ * no synchronisation, and both upd replicas read gW on d1.  (Without TAG's duplicate fallback:
+ * gW shares a base group with y, which it would otherwise keep whole; test_base_group_fallback.) */
 static void test_concat_insertion(void **state)
 {
     test_fixture *f = *state;
     test_dp(f, PB_REPL_ALLREDUCE);
     f->group[GW] = 2;
     f->repl[GW] = PB_REPL_NONE;
+    pb_compiler_set_flags(f->compiler, PB_COMPILE_PRUNE | PB_COMPILE_PLACEHOLDER);
     const pb_compiled *cg = test_compile(f);
+    pb_compiler_set_flags(f->compiler,
+                          PB_COMPILE_BASE_GROUPS | PB_COMPILE_PRUNE | PB_COMPILE_PLACEHOLDER);
     test_topological(cg);
     assert_int_equal(test_count(cg, PB_CNODE_CONCAT), 2);
     assert_int_equal(cg->n_collectives, 0);
@@ -232,6 +242,34 @@ static void test_concat_insertion(void **state)
         for (int r = 0; r < 2; r++)
             assert_true(test_reads(cg, cat, test_find(cg, PB_CNODE_OP, op, r, r)) == 32768);
     }
+    for (int d = 0; d < 2; d++)
+        assert_true(test_reads(cg, test_find(cg, PB_CNODE_OP, UPD, d, d), gw) == 262144);
+}
+
+/* The same strategy in TAG's reference mode (specs/tag.md §3.2, §12 Example 4): the base group
+ * {W, y, gW, upd} has members on 2 devices (y, W and upd) and on 1 (gW), so y computes the whole
+ * batch on both devices, reading x (its own base group, still split) through one Concat on d0,
+ * its first device; gW on d1 reads x through a second Concat on d1 and y's replica on d1.  Only
+ * the x Concats exist, and upd reads gW whole.  Nobody reads y's replica on d0: pruned, while the
+ * Concat on d0 stays for y's replica on d1. */
+static void test_base_group_fallback(void **state)
+{
+    test_fixture *f = *state;
+    test_dp(f, PB_REPL_ALLREDUCE);
+    f->group[GW] = 2;
+    f->repl[GW] = PB_REPL_NONE;
+    const pb_compiled *cg = test_compile(f);
+    test_topological(cg);
+    assert_int_equal(cg->n_split_ops, 1); /* x */
+    assert_int_equal(test_count(cg, PB_CNODE_CONCAT), 2);
+    int cat0 = test_find(cg, PB_CNODE_CONCAT, X, 0, 0),
+        cat1 = test_find(cg, PB_CNODE_CONCAT, X, 0, 1);
+    int gw = test_find(cg, PB_CNODE_OP, GW, 0, 1);
+    assert_true(cat0 >= 0 && cat1 >= 0 && test_reads(cg, gw, cat1) == 65536);
+    int y = test_find(cg, PB_CNODE_OP, Y, 1, 1);
+    assert_true(y >= 0 && test_reads(cg, y, cat0) == 65536 && cg->cost_us[y] == 100);
+    assert_true(test_reads(cg, gw, y) == 65536);
+    assert_int_equal(test_find(cg, PB_CNODE_OP, Y, 0, -1), -1);
     for (int d = 0; d < 2; d++)
         assert_true(test_reads(cg, test_find(cg, PB_CNODE_OP, UPD, d, d), gw) == 262144);
 }
@@ -312,6 +350,7 @@ int main(void)
         cmocka_unit_test(test_ps),
         cmocka_unit_test(test_split_insertion),
         cmocka_unit_test(test_concat_insertion),
+        cmocka_unit_test(test_base_group_fallback),
         cmocka_unit_test(test_shape_reads_local_part),
         cmocka_unit_test(test_shares),
         cmocka_unit_test(test_split_refused),

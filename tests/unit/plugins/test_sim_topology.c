@@ -301,6 +301,50 @@ static void test_tag_duplicate(void **state)
     graph_free(g);
 }
 
+/* §12 Example 4, mixed: gW, upd and lr on d1 alone, every other op a PS replica on {d0, d1}
+ * (W follows upd to d1), the NoOp on d0; two machines at 2810 B/µs.  The base group {W, y, gW,
+ * upd} is not replicated alike, so y computes the whole batch (TAG's duplicate fallback); x, its
+ * own group, stays split.  y's replica on d0 is read by nobody and pruned; the Concat of x on d0,
+ * y's first device, stays.  The spec's timeline: d0 x0 0-6; d1 W 0-2, lr 2-3, x1 3-9 (behind W
+ * and lr: x1 waits for its shape Const); x0 -> d1 6-29, x1 -> d0 9-32; the Concat on d0 at 32,
+ * sent to y1 on d1 32-67 (65536 / 2810 + 12 = 35); y1 67-167, gW 167-247, upd 247-267, the NoOp
+ * on d0 267-270.  Total 270, peak [65536, 524292], makespan of x 32 (0 to the Concat on d0). */
+static void test_tag_example4(void **state)
+{
+    pb_graph *g = test_graph_file("tag_example.json");
+    test_cluster tc;
+    int machine[2] = {0, 1};
+    test_cluster_init(&tc, 2, machine, 2810, 2810, 12);
+    static const int lists[] = {0, 1, -1, 0, -1, 1, -1};
+    test_strategy t;
+    test_strategy_init(&t, g->n_nodes, lists, 3, PB_REPL_PS);
+    const char *alone[] = {"gW", "upd", "lr"};
+    for (int i = 0; i < 3; i++) {
+        t.group[test_node(g, alone[i])] = 2;
+        t.repl[test_node(g, alone[i])] = PB_REPL_NONE;
+    }
+    int noop = test_node(g, "GradientDescent");
+    t.group[noop] = 1;
+    t.repl[noop] = PB_REPL_NONE;
+    test_result r;
+    pb_error err;
+    if (test_run(*state, g, &tc.c, &t.s, &r, &err) != PB_OK)
+        fail_msg("%s", err.msg);
+    test_expect(&r, 270, 65536, 524292);
+    int x = test_node(g, "x"), y = test_node(g, "y"), gw = test_node(g, "gW");
+    int upd = test_node(g, "upd");
+    assert_true(r.start[x] == 0 && r.end[x] == 32);
+    assert_true(r.start[y] == 67 && r.end[y] == 167);
+    assert_true(r.start[gw] == 167 && r.end[gw] == 247);
+    assert_true(r.start[upd] == 247 && r.end[upd] == 267);
+    assert_true(r.start[noop] == 267 && r.end[noop] == 270);
+    /* d0: x0 and the NoOp; d1: W, lr, x1, y1, gW, upd */
+    assert_true(r.busy[0] == 6 + 3 && r.busy[1] == 2 + 1 + 6 + 100 + 80 + 20);
+    /* links: x0 -> d1 23; x1 -> d0 23; the Concat -> d1 35 */
+    assert_true(r.link[0 * 2 + 1] == 23 + 35 && r.link[1 * 2 + 0] == 23);
+    graph_free(g);
+}
+
 /* Example 2 on GPUs of 500000 bytes: the same schedule, out of memory. */
 static void test_oom(void **state)
 {
@@ -765,21 +809,14 @@ static void test_bad_input(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_tag_example1),
-        cmocka_unit_test(test_tag_example2),
-        cmocka_unit_test(test_tag_example3),
-        cmocka_unit_test(test_tag_duplicate),
-        cmocka_unit_test(test_oom),
-        cmocka_unit_test(test_chain_two_types),
-        cmocka_unit_test(test_matmul_allreduce),
-        cmocka_unit_test(test_matmul_ps),
-        cmocka_unit_test(test_bottleneck),
-        cmocka_unit_test(test_collective_order),
-        cmocka_unit_test(test_split_two_ops),
-        cmocka_unit_test(test_split_metis),
-        cmocka_unit_test(test_placeto_agreement),
-        cmocka_unit_test(test_idle_after),
-        cmocka_unit_test(test_cache_changed_in_place),
+        cmocka_unit_test(test_tag_example1),     cmocka_unit_test(test_tag_example2),
+        cmocka_unit_test(test_tag_example3),     cmocka_unit_test(test_tag_duplicate),
+        cmocka_unit_test(test_tag_example4),     cmocka_unit_test(test_oom),
+        cmocka_unit_test(test_chain_two_types),  cmocka_unit_test(test_matmul_allreduce),
+        cmocka_unit_test(test_matmul_ps),        cmocka_unit_test(test_bottleneck),
+        cmocka_unit_test(test_collective_order), cmocka_unit_test(test_split_two_ops),
+        cmocka_unit_test(test_split_metis),      cmocka_unit_test(test_placeto_agreement),
+        cmocka_unit_test(test_idle_after),       cmocka_unit_test(test_cache_changed_in_place),
         cmocka_unit_test(test_bad_input),
     };
     return cmocka_run_group_tests(tests, test_setup, test_teardown);
