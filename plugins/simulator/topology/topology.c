@@ -119,6 +119,9 @@ typedef struct topo_prepared {
     int cache_cap_nodes, cache_cap_start, cache_cap_devices;
     const pb_compiled *cg;
     int n_tasks, n_buffers;
+    int *waiting0;        /* [cap_tasks] dependencies of each task */
+    double *mem0;         /* [nd] resident parameter bytes per device */
+    unsigned char *used0; /* [nd] devices holding a node */
 } topo_prepared;
 
 /* ---------------------------------------------------------------- options */
@@ -300,6 +303,9 @@ static void topo_release(void *prepared)
     free(p->cache_start);
     free(p->cache_devices);
     free(p->cache_share);
+    free(p->waiting0);
+    free(p->mem0);
+    free(p->used0);
     free(p);
 }
 
@@ -341,8 +347,10 @@ static int topo_prepare(void *instance, const pb_graph *g, const pb_cluster *c, 
     p->peak = malloc(nd * sizeof(double));
     p->busy = malloc(nd * sizeof(double));
     p->used = malloc(nd);
-    if (!p->compiler || !p->link_of || !p->mem_cap || !p->price_us || !p->dev_free || !p->mem ||
-        !p->peak || !p->busy || !p->used) {
+    p->mem0 = malloc(nd * sizeof(double));
+    p->used0 = malloc(nd);
+    if (!p->mem0 || !p->used0 || !p->compiler || !p->link_of || !p->mem_cap || !p->price_us ||
+        !p->dev_free || !p->mem || !p->peak || !p->busy || !p->used) {
         topo_release(p);
         return pb_errorf(err, "out of memory");
     }
@@ -402,7 +410,9 @@ static int topo_reserve(topo_prepared *p, const pb_compiled *cg)
         int cap = 2 * tasks;
         if (topo_realloc(&p->tasks, cap, sizeof(topo_task)) ||
             topo_realloc(&p->heap, cap, sizeof(topo_entry)) ||
-            topo_realloc(&p->waiting, cap, sizeof(int)) || topo_realloc(&p->fifo, cap, sizeof(int)))
+            topo_realloc(&p->waiting, cap, sizeof(int)) ||
+            topo_realloc(&p->waiting0, cap, sizeof(int)) ||
+            topo_realloc(&p->fifo, cap, sizeof(int)))
             return -1;
         p->cap_tasks = cap;
     }
@@ -846,6 +856,16 @@ static int topo_prepare_strategy(topo_prepared *p, const pb_strategy *s, pb_erro
         return pb_errorf(err, "out of memory");
     for (int b = 0; b < p->n_buffers; b++)
         p->buffers[b].refs0 = p->buffers[b].refs;
+    memset(p->waiting0, 0, (size_t)p->n_tasks * sizeof(int));
+    for (int i = 0; i < p->deps.n; i++)
+        p->waiting0[p->deps.b[i]]++;
+    memset(p->mem0, 0, (size_t)p->nd * sizeof(double));
+    memset(p->used0, 0, (size_t)p->nd);
+    for (int v = 0; v < cg->n_nodes; v++) {
+        p->mem0[cg->device[v]] += cg->param_bytes[v];
+        p->used0[cg->device[v]] = 1;
+    }
+    topo_collective_scales(p, cg);
     p->cached = 1;
     return PB_OK;
 }
@@ -856,9 +876,7 @@ static int topo_prepare_strategy(topo_prepared *p, const pb_strategy *s, pb_erro
 static void topo_reset(topo_prepared *p, const pb_compiled *cg, int n_tasks)
 {
     int nd = p->nd;
-    memset(p->waiting, 0, (size_t)n_tasks * sizeof(int));
-    for (int i = 0; i < p->deps.n; i++)
-        p->waiting[p->deps.b[i]]++;
+    memcpy(p->waiting, p->waiting0, (size_t)n_tasks * sizeof(int));
     for (int b = 0; b < p->n_buffers; b++) {
         p->buffers[b].refs = p->buffers[b].refs0;
         p->buffers[b].active = 0;
@@ -866,14 +884,12 @@ static void topo_reset(topo_prepared *p, const pb_compiled *cg, int n_tasks)
     for (int i = 0; i < p->n_links; i++)
         p->link_free[i] = 0;
     for (int d = 0; d < nd; d++)
-        p->dev_free[d] = p->mem[d] = p->busy[d] = 0;
-    memset(p->used, 0, (size_t)nd);
-    for (int v = 0; v < cg->n_nodes; v++) {
-        p->mem[cg->device[v]] += cg->param_bytes[v];
-        p->used[cg->device[v]] = 1;
-    }
-    for (int d = 0; d < nd; d++)
-        p->peak[d] = p->mem[d];
+        p->dev_free[d] = p->busy[d] = 0;
+    memcpy(p->mem, p->mem0, (size_t)nd * sizeof(double));
+    memcpy(p->peak, p->mem0, (size_t)nd * sizeof(double));
+    memcpy(p->used, p->used0, (size_t)nd);
+    for (int k = 0; k < cg->n_collectives; k++)
+        p->arrived[k] = 0;
 }
 
 static void topo_fill(const topo_prepared *p, const pb_compiled *cg, int n_tasks, double time,
@@ -985,7 +1001,6 @@ static int topo_evaluate(void *prepared, const pb_strategy *s, pb_eval *out, pb_
     const pb_compiled *cg = p->cg;
     int n_tasks = p->n_tasks;
     topo_reset(p, cg, n_tasks);
-    topo_collective_scales(p, cg);
     long long pops;
     double time = topo_loop(p, cg, n_tasks, &pops);
     topo_fill(p, cg, n_tasks, time, pops, out);
