@@ -167,12 +167,9 @@ static int test_node(const pb_graph *g, const char *name)
     return -1;
 }
 
-static int test_run(test_sim *s, const pb_graph *g, const pb_cluster *c, const pb_strategy *st,
-                    test_result *r, pb_error *err)
+/* An empty result whose pb_eval asks for every output. */
+static void test_result_init(test_result *r)
 {
-    const pb_simulator_ops *ops = s->desc->ops;
-    void *prepared = NULL;
-    assert_int_equal(ops->prepare(s->instance, g, c, &prepared, err), PB_OK);
     memset(r, 0, sizeof *r);
     r->ev = (pb_eval){.struct_size = sizeof(pb_eval),
                       .peak_mem_bytes = r->peak,
@@ -181,6 +178,15 @@ static int test_run(test_sim *s, const pb_graph *g, const pb_cluster *c, const p
                       .node_start_us = r->start,
                       .node_end_us = r->end,
                       .node_idle_after_us = r->idle_after};
+}
+
+static int test_run(test_sim *s, const pb_graph *g, const pb_cluster *c, const pb_strategy *st,
+                    test_result *r, pb_error *err)
+{
+    const pb_simulator_ops *ops = s->desc->ops;
+    void *prepared = NULL;
+    assert_int_equal(ops->prepare(s->instance, g, c, &prepared, err), PB_OK);
+    test_result_init(r);
     int rc = ops->evaluate(prepared, st, &r->ev, err);
     if (rc == PB_OK) { /* a second evaluation on the same handle gives the same result */
         double step = r->ev.step_time_us;
@@ -738,14 +744,7 @@ static void test_cache_changed_in_place(void **state)
         t.devices[1] = step == 2 ? 0 : 1;
         t.s.device_share = step == 3 ? share : NULL;
         test_result cached, fresh;
-        memset(&cached, 0, sizeof cached);
-        cached.ev = (pb_eval){.struct_size = sizeof(pb_eval),
-                              .peak_mem_bytes = cached.peak,
-                              .busy_us = cached.busy,
-                              .link_busy_us = cached.link,
-                              .node_start_us = cached.start,
-                              .node_end_us = cached.end,
-                              .node_idle_after_us = cached.idle_after};
+        test_result_init(&cached);
         if (ops->evaluate(prepared, &t.s, &cached.ev, &err) != PB_OK)
             fail_msg("step %d: %s", step, err.msg);
         assert_int_equal(test_run(sim, g, &tc.c, &t.s, &fresh, &err), PB_OK);
