@@ -46,9 +46,10 @@ extern "C" {
  *        compiler (placebench/compile.h); pb_eval.task_record, a per-task timeline for traces,
  *        and pb_eval.node_idle_after_us (TAG's run-time feedback).
  *   1.4  Strategy compiler switches: pb_compiler_set_flags with PB_COMPILE_BASE_GROUPS,
- *        PB_COMPILE_PRUNE and PB_COMPILE_PLACEHOLDER (TAG's duplicate fallback, pruning to the
- *        sinks' ancestors, Placeholder replicas fed by a shape Const; all on by default), and the
- *        compiled node kind PB_CNODE_SHAPE.
+ *        PB_COMPILE_PRUNE, PB_COMPILE_PLACEHOLDER and PB_COMPILE_SUM_PARTS (TAG's duplicate
+ *        fallback, pruning to the sinks' ancestors, Placeholder replicas fed by a shape Const,
+ *        partial sums read replica to replica; all on by default), and the compiled node kind
+ *        PB_CNODE_SHAPE.
  */
 #define PB_DESCRIPTOR_SYMBOL placebench_plugin
 #define PB_DESCRIPTOR_SYMBOL_NAME "placebench_plugin"

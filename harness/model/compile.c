@@ -65,7 +65,8 @@ pb_compiler *pb_compiler_new(void)
 {
     pb_compiler *c = calloc(1, sizeof(pb_compiler));
     if (c)
-        c->flags = PB_COMPILE_BASE_GROUPS | PB_COMPILE_PRUNE | PB_COMPILE_PLACEHOLDER;
+        c->flags = PB_COMPILE_BASE_GROUPS | PB_COMPILE_PRUNE | PB_COMPILE_PLACEHOLDER |
+                   PB_COMPILE_SUM_PARTS;
     return c;
 }
 
@@ -350,6 +351,10 @@ static int compile_read(pb_compiler *c, int v, int r, int e, pb_error *err)
         int src = c->kind[sync] == PB_CNODE_ALLREDUCE ? sync + r : sync;
         return compile_input_add(c, dst, src, 0, S, err);
     }
+    if ((c->flags & PB_COMPILE_SUM_PARTS) && c->part[v] && c->part[u] &&
+        compile_split(g, u) == PB_SPLIT_SUM && compile_split(g, v) == PB_SPLIT_SUM &&
+        compile_same_split(c, u, v))
+        return compile_input_add(c, dst, c->first[u] + r, k, compile_part_bytes(c, v, r, S), err);
     if (c->part[v] && compile_split(g, u) == PB_SPLIT_BATCH) {
         double bytes = compile_part_bytes(c, v, r, S);
         if (c->part[u] && compile_same_split(c, u, v))

@@ -3,7 +3,7 @@
 # with main's build at 4842896): 24 cases (VGG19, InceptionV3, BERT-small; one GPU, DP with
 # AllReduce, with a PS, with shares, duplicate, METIS split, two seeded mixed strategies), every
 # `simulate --json` field exact and the --trace file byte for byte, with the compiler switches of
-# main (simulator options base_groups, prune and replace_placeholder false).
+# main (simulator options base_groups, prune, replace_placeholder and sum_parts false).
 source "$(dirname "$0")/lib/common.bash"
 
 python3 "$PB_SRC/tests/tools/topology_regress.py" check --bin "$PB_BIN" \

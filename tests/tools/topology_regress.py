@@ -21,9 +21,9 @@ tests/data/topology_regress/expected.json was generated with the build of main a
     python3 tests/tools/topology_regress.py generate --bin /tmp/base/build/placebench \
         --out tests/data/topology_regress
 Those expectations hold with the plugin options base_groups=false prune=false
-replace_placeholder=false (the compiler of main knew neither TAG's base-group fallback, nor the
-pruning to the sinks' ancestors, nor the shape Const before each Placeholder replica); `check`
-passes them.
+replace_placeholder=false sum_parts=false (the compiler of main knew neither TAG's base-group
+fallback, nor the pruning to the sinks' ancestors, nor the shape Const before each Placeholder
+replica, and added partial sums on one device before a split reader); `check` passes them.
 """
 import argparse
 import hashlib
@@ -41,7 +41,7 @@ CLUSTER = "tag-testbed"
 DEVICES = {"vgg19": 16, "inceptionv3": 16, "bert-small": 6}
 # Options of the topology plugin that make this build compile as main did.
 LEGACY_OPTIONS = ["simulator.base_groups=false", "simulator.prune=false",
-                  "simulator.replace_placeholder=false"]
+                  "simulator.replace_placeholder=false", "simulator.sum_parts=false"]
 
 
 def fixed_strategies(n):

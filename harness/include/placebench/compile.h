@@ -82,23 +82,38 @@ typedef struct pb_compiled {
 
 typedef struct pb_compiler pb_compiler;
 
-/* What the compiler does beyond the rules above, as bits (TAG's reference behaviour, the
- * default of pb_compiler_new, is all three; specs/tag.md §3.2 and §3.4):
- *   PB_COMPILE_BASE_GROUPS  the duplicate fallback: ops joined by tensors that are not batch-split
- *                           (a producer whose split class is not BATCH, or a gradient read by an
- *                           optimizer op), over the data edges among the descendants of input ops
- *                           (type Placeholder or IteratorGetNext), plus each optimizer op with its
- *                           parameter inputs, form a base group; when its members are not all on
- *                           device groups of the same size n > 1, or one has PB_REPL_DUPLICATE,
- *                           no member is batch-split (each replica computes the whole batch).
- *   PB_COMPILE_PRUNE        only the replicas of the ops without successors (the sinks) and their
- *                           ancestors (over data and control inputs) are kept; e.g. a replica
- *                           nobody reads disappears, while a Concat placed for it stays.  The
- * members of an AllReduce instance are kept or dropped together. PB_COMPILE_PLACEHOLDER  replicated
- * strategies: each replica of an op of type Placeholder waits (no data) for a PB_CNODE_SHAPE node
- * of 0 µs on its device, emitted just before it, as TAG generates the input from a shape Const; it
- * therefore queues behind the ops ready at the start. */
-enum { PB_COMPILE_BASE_GROUPS = 1u, PB_COMPILE_PRUNE = 2u, PB_COMPILE_PLACEHOLDER = 4u };
+/*
+ * What the compiler does beyond the rules above, as bits (TAG's reference behaviour, the default
+ * of pb_compiler_new, is all four; specs/tag.md §3.2 and §3.4):
+ *
+ *   PB_COMPILE_BASE_GROUPS: the duplicate fallback.  Ops joined by tensors that are not
+ *   batch-split (a producer whose split class is not BATCH, or a gradient read by an optimizer
+ *   op), over the data edges among the descendants of input ops (type Placeholder or
+ *   IteratorGetNext), plus each optimizer op with its parameter inputs, form a base group; when
+ *   its members are not all on device groups of the same size n > 1, or one has
+ *   PB_REPL_DUPLICATE, no member is batch-split (each replica computes the whole batch).
+ *
+ *   PB_COMPILE_PRUNE: only the replicas of the ops without successors (the sinks) and their
+ *   ancestors (over data and control inputs) are kept; e.g. a replica nobody reads disappears,
+ *   while a Concat placed for it stays.  The members of an AllReduce instance are kept or dropped
+ *   together.
+ *
+ *   PB_COMPILE_PLACEHOLDER: in replicated strategies each replica of an op of type Placeholder
+ *   waits (no data) for a PB_CNODE_SHAPE node of 0 µs on its device, emitted just before it, as
+ *   TAG generates the input from a shape Const; it therefore queues behind the ops ready at the
+ *   start.
+ *
+ *   PB_COMPILE_SUM_PARTS: a batch-split SUM op reading a SUM tensor split the same way reads it
+ *   replica to replica (TAG's Part -> Part), e.g. the Identity TensorFlow puts between a weight
+ *   gradient and its optimizer op.  Without it the partial sums are added on the consumer's
+ *   first device and the whole sum is sent to every replica.
+ */
+enum {
+    PB_COMPILE_BASE_GROUPS = 1u,
+    PB_COMPILE_PRUNE = 2u,
+    PB_COMPILE_PLACEHOLDER = 4u,
+    PB_COMPILE_SUM_PARTS = 8u
+};
 
 /* A compiler with its own buffers, reused from one pb_compile to the next (compiling allocates
  * only when a graph is larger than every earlier one).  Caller frees with pb_compiler_free.

@@ -54,7 +54,7 @@ enum { TOPO_COMPUTE = 0, TOPO_TRANSFER = 1, TOPO_COLLECTIVE = 2 };
 typedef struct topo_opts {
     long long batch_size;
     double nccl_a1, nccl_b1, nccl_a2, nccl_b2, nccl_ref_bandwidth;
-    int base_groups, prune, placeholder; /* compiler switches (placebench/compile.h) */
+    int base_groups, prune, placeholder, sum_parts; /* compiler switches (placebench/compile.h) */
 } topo_opts;
 
 /* A task of one evaluation. */
@@ -194,6 +194,14 @@ static const pb_option_def topo_options[] = {
      .help = "each replica of a Placeholder op waits for a shape Const of 0 µs on its device, "
              "as TAG generates the input (so it queues behind ops ready at the start)",
      .offset = offsetof(topo_opts, placeholder)},
+    {.name = "sum_parts",
+     .type = PB_OPT_BOOL,
+     .default_value = "true",
+     .min = 1,
+     .max = 0,
+     .help = "a batch-split 'sum' op reads a 'sum' tensor split alike replica to replica (TAG); "
+             "false: the partial sums are added on one device and sent whole to every replica",
+     .offset = offsetof(topo_opts, sum_parts)},
 };
 
 static int topo_create(const pb_create_args *a, void **instance, pb_error *err)
@@ -338,7 +346,8 @@ static int topo_prepare(void *instance, const pb_graph *g, const pb_cluster *c, 
     if (p->compiler)
         pb_compiler_set_flags(p->compiler, (p->opts.base_groups ? PB_COMPILE_BASE_GROUPS : 0u) |
                                                (p->opts.prune ? PB_COMPILE_PRUNE : 0u) |
-                                               (p->opts.placeholder ? PB_COMPILE_PLACEHOLDER : 0u));
+                                               (p->opts.placeholder ? PB_COMPILE_PLACEHOLDER : 0u) |
+                                               (p->opts.sum_parts ? PB_COMPILE_SUM_PARTS : 0u));
     p->link_of = malloc(nd * nd * sizeof(int));
     p->mem_cap = malloc(nd * sizeof(double));
     p->price_us = malloc(nd * sizeof(double));

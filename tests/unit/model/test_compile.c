@@ -308,6 +308,55 @@ static void test_shape_reads_local_part(void **state)
     graph_free(g);
 }
 
+/* x -> gW (sum) -> g (Identity, sum, the gradient) -> upd, AllReduce over {d0, d1}: replica r of
+ * g reads replica r of gW at its part size (262144 / 2), and the AllReduce members read g's
+ * replicas; no AddN.  Without PB_COMPILE_SUM_PARTS (the compiler before it) g's replicas read
+ * one AddN of gW's parts on d0, whole. */
+static void test_sum_parts(void **state)
+{
+    test_fixture *f = *state;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/topology/sum_chain.json", getenv("PB_TESTDATA"));
+    pb_graph *g;
+    pb_error err;
+    if (nodelink_read(path, &g, &err) != PB_OK)
+        fail_msg("%s", err.msg);
+    int group[5] = {0}, repl[5];
+    for (int v = 0; v < 5; v++)
+        repl[v] = PB_REPL_ALLREDUCE;
+    pb_strategy s;
+    pb_strategy_placement(&s, 5, group);
+    s.kind = PB_STRATEGY_REPLICATED;
+    s.replication = repl;
+    s.n_device_groups = 3;
+    s.group_start = f->start;
+    s.group_devices = f->devices;
+    const pb_compiled *cg = NULL;
+    for (int with = 1; with >= 0; with--) {
+        pb_compiler_set_flags(f->compiler, PB_COMPILE_BASE_GROUPS | PB_COMPILE_PRUNE |
+                                               PB_COMPILE_PLACEHOLDER |
+                                               (with ? PB_COMPILE_SUM_PARTS : 0u));
+        if (pb_compile(f->compiler, g, &f->c, &s, &cg, &err) != PB_OK)
+            fail_msg("%s", err.msg);
+        test_topological(cg);
+        assert_int_equal(cg->n_collectives, 1);
+        assert_int_equal(test_count(cg, PB_CNODE_ADDN), with ? 0 : 1);
+        int sum = test_find(cg, PB_CNODE_ADDN, 2, 0, 0);
+        for (int r = 0; r < 2; r++) {
+            int gw = test_find(cg, PB_CNODE_OP, 2, r, r), id = test_find(cg, PB_CNODE_OP, 3, r, r);
+            assert_true(gw >= 0 && id >= 0);
+            if (with)
+                assert_true(test_reads(cg, id, gw) == 131072);
+            else
+                assert_true(test_reads(cg, id, sum) == 262144 && test_reads(cg, sum, gw) == 131072);
+            assert_true(test_reads(cg, test_find(cg, PB_CNODE_ALLREDUCE, 3, 0, r), id) == 131072);
+        }
+    }
+    pb_compiler_set_flags(f->compiler, PB_COMPILE_BASE_GROUPS | PB_COMPILE_PRUNE |
+                                           PB_COMPILE_PLACEHOLDER | PB_COMPILE_SUM_PARTS);
+    graph_free(g);
+}
+
 /* Shares 3/4 and 1/4: parts of floor(S * share), costs cost_us * share. */
 static void test_shares(void **state)
 {
@@ -352,6 +401,7 @@ int main(void)
         cmocka_unit_test(test_concat_insertion),
         cmocka_unit_test(test_base_group_fallback),
         cmocka_unit_test(test_shape_reads_local_part),
+        cmocka_unit_test(test_sum_parts),
         cmocka_unit_test(test_shares),
         cmocka_unit_test(test_split_refused),
     };
