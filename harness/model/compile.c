@@ -145,12 +145,13 @@ static int compile_reserve_nodes(pb_compiler *c, int n)
     got = cap;
     if (array_grow(&c->keep, &got, n, 1))
         return PB_ERR;
-    /* n + 1 entries for the CSR starts. */
+    /* One entry more than the node capacity for the CSR starts (a graph filling the capacity
+     * exactly needs it; growing to n + 1 alone could leave them one short). */
     int starts = cap ? cap + 1 : 0;
-    if (array_grow(&c->csr_start, &starts, n + 1, sizeof(int)))
+    if (array_grow(&c->csr_start, &starts, got + 1, sizeof(int)))
         return PB_ERR;
     starts = cap ? cap + 1 : 0;
-    if (array_grow(&c->o_in_start, &starts, n + 1, sizeof(int)))
+    if (array_grow(&c->o_in_start, &starts, got + 1, sizeof(int)))
         return PB_ERR;
     c->cap_nodes = got;
     return PB_OK;

@@ -274,27 +274,45 @@ static void test_base_group_fallback(void **state)
         assert_true(test_reads(cg, test_find(cg, PB_CNODE_OP, UPD, d, d), gw) == 262144);
 }
 
+/* A graph of tests/data/topology. */
+static pb_graph *test_graph_named(const char *name)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/topology/%s", getenv("PB_TESTDATA"), name);
+    pb_graph *g;
+    pb_error err;
+    if (nodelink_read(path, &g, &err) != PB_OK)
+        fail_msg("%s", err.msg);
+    return g;
+}
+
+/* s: the n ops of a graph replicated with AllReduce over {d0, d1} (group 0 of f). */
+static void test_all_allreduce(test_fixture *f, pb_strategy *s, int *group, int *repl, int n)
+{
+    for (int v = 0; v < n; v++) {
+        group[v] = 0;
+        repl[v] = PB_REPL_ALLREDUCE;
+    }
+    pb_strategy_placement(s, n, group);
+    s->kind = PB_STRATEGY_REPLICATED;
+    s->replication = repl;
+    s->n_device_groups = 3;
+    s->group_start = f->start;
+    s->group_devices = f->devices;
+}
+
 /* x (batch) -> Shape -> y: every replica of the Shape op reads its own replica's part of x, as
  * TensorFlow's replicas do, not x joined by a Concat on one device (which sent whole
  * activations across the cluster for every Shape op of the zoo's graphs). */
 static void test_shape_reads_local_part(void **state)
 {
     test_fixture *f = *state;
-    char path[4096];
-    snprintf(path, sizeof path, "%s/topology/shape_read.json", getenv("PB_TESTDATA"));
-    pb_graph *g;
-    pb_error err;
-    if (nodelink_read(path, &g, &err) != PB_OK)
-        fail_msg("%s", err.msg);
-    int group[3] = {0, 0, 0}, repl[3] = {PB_REPL_ALLREDUCE, PB_REPL_ALLREDUCE, PB_REPL_ALLREDUCE};
+    pb_graph *g = test_graph_named("shape_read.json");
+    int group[3], repl[3];
     pb_strategy s;
-    pb_strategy_placement(&s, 3, group);
-    s.kind = PB_STRATEGY_REPLICATED;
-    s.replication = repl;
-    s.n_device_groups = 3;
-    s.group_start = f->start;
-    s.group_devices = f->devices;
+    test_all_allreduce(f, &s, group, repl, 3);
     const pb_compiled *cg = NULL;
+    pb_error err;
     if (pb_compile(f->compiler, g, &f->c, &s, &cg, &err) != PB_OK)
         fail_msg("%s", err.msg);
     test_topological(cg);
@@ -315,23 +333,12 @@ static void test_shape_reads_local_part(void **state)
 static void test_sum_parts(void **state)
 {
     test_fixture *f = *state;
-    char path[4096];
-    snprintf(path, sizeof path, "%s/topology/sum_chain.json", getenv("PB_TESTDATA"));
-    pb_graph *g;
-    pb_error err;
-    if (nodelink_read(path, &g, &err) != PB_OK)
-        fail_msg("%s", err.msg);
-    int group[5] = {0}, repl[5];
-    for (int v = 0; v < 5; v++)
-        repl[v] = PB_REPL_ALLREDUCE;
+    pb_graph *g = test_graph_named("sum_chain.json");
+    int group[5], repl[5];
     pb_strategy s;
-    pb_strategy_placement(&s, 5, group);
-    s.kind = PB_STRATEGY_REPLICATED;
-    s.replication = repl;
-    s.n_device_groups = 3;
-    s.group_start = f->start;
-    s.group_devices = f->devices;
+    test_all_allreduce(f, &s, group, repl, 5);
     const pb_compiled *cg = NULL;
+    pb_error err;
     for (int with = 1; with >= 0; with--) {
         pb_compiler_set_flags(f->compiler, PB_COMPILE_BASE_GROUPS | PB_COMPILE_PRUNE |
                                                PB_COMPILE_PLACEHOLDER |
