@@ -134,4 +134,8 @@ PY
 expect_error "node 'x': device group 0 with option 'allreduce' splits the batch, but the node has no 'split' annotation" \
     --graph bare.json --strategy dp.json
 expect_error "usage" --graph "$graph" --strategy dp.json --placement mp.json
+expect_error "unknown option 'prunne' of simulator 'topology' (did you mean 'prune'?)" \
+    --graph "$graph" --strategy dp.json --opt simulator.prunne=false
+expect_error "--opt wants simulator.KEY=VALUE, not 'prune=false'" \
+    --graph "$graph" --strategy dp.json --opt prune=false
 echo "ok: bad strategies refused"
