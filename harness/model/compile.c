@@ -415,6 +415,17 @@ static void compile_union(int *parent, int v, int u)
         parent[ru] = rv;
 }
 
+/* Whether parameter p is read by optimizer op a alone among the optimizer ops: TAG groups an
+ * optimizer op with its reference inputs (var, m, v), not with what every optimizer op reads by
+ * value (Adam's beta1_power, beta2_power). */
+static int compile_own_parameter(const pb_graph *g, int p, int a)
+{
+    for (int i = g->succ_start[p]; i < g->succ_start[p + 1]; i++)
+        if (g->succ[i] != a && compile_role(g, g->succ[i]) == PB_ROLE_APPLY)
+            return 0;
+    return 1;
+}
+
 /* Whether the tensor of edge e (producer p) into v stays whole in TAG's analysis: a producer
  * that is not batch-split, or a gradient read by an optimizer op (TAG unflags it). */
 static int compile_unbatched(const pb_graph *g, int p, int v)
@@ -425,11 +436,12 @@ static int compile_unbatched(const pb_graph *g, int p, int v)
 
 /*
  * TAG's base groups (specs/tag.md §2.2, with the graph's annotations for its batch flags): each
- * optimizer op starts a group with its parameter inputs; then, in node order, an input op or a
- * descendant of one (over data edges) joins the group of every producer that has a group and
- * whose tensor stays whole, merging groups; what is left alone is a group of its own.  A group
- * whose members do not all have the same replica count n > 1, or that holds a duplicate, is not
- * batch-split (§3.2: "a replicated Full op computes the full batch on every replica").
+ * optimizer op starts a group with the parameter inputs no other optimizer op reads; then, in node
+ * order, an input op or a descendant of one (over data edges) joins the group of every producer
+ * that has a group and whose tensor stays whole, merging groups; what is left alone is a group of
+ * its own.  A group whose members do not all have the same replica count n > 1, or that holds a
+ * duplicate, is not batch-split (§3.2: "a replicated Full op computes the full batch on every
+ * replica").
  */
 static void compile_base_groups(pb_compiler *c)
 {
@@ -445,7 +457,8 @@ static void compile_base_groups(pb_compiler *c)
         if (parent[v] < 0)
             parent[v] = v;
         for (int i = g->pred_start[v]; i < g->pred_start[v + 1]; i++)
-            if (compile_role(g, g->pred[i]) == PB_ROLE_PARAMETER && g->edge_bytes[g->pred_edge[i]])
+            if (compile_role(g, g->pred[i]) == PB_ROLE_PARAMETER &&
+                g->edge_bytes[g->pred_edge[i]] && compile_own_parameter(g, g->pred[i], v))
                 compile_union(parent, v, g->pred[i]);
     }
     for (int j = 0; j < n; j++) {

@@ -89,7 +89,8 @@ typedef struct pb_compiler pb_compiler;
  *   PB_COMPILE_BASE_GROUPS: the duplicate fallback.  Ops joined by tensors that are not
  *   batch-split (a producer whose split class is not BATCH, or a gradient read by an optimizer
  *   op), over the data edges among the descendants of input ops (type Placeholder or
- *   IteratorGetNext), plus each optimizer op with its parameter inputs, form a base group; when
+ *   IteratorGetNext), plus each optimizer op with the parameter inputs no other optimizer op
+ *   reads (var, m, v; not Adam's shared beta powers), form a base group; when
  *   its members are not all on device groups of the same size n > 1, or one has
  *   PB_REPL_DUPLICATE, no member is batch-split (each replica computes the whole batch).
  *
