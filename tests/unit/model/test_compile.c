@@ -364,6 +364,32 @@ static void test_sum_parts(void **state)
     graph_free(g);
 }
 
+/* Two layers whose optimizer ops both read a shared parameter (Adam's beta power): layer 1 (W1,
+ * y1, g1, u1) is data-parallel on {d0, d1}, layer 2 alone on d1.  The shared parameter does not
+ * join the layers' base groups, so layer 1 is replicated alike and y1 and g1 are batch-split (with
+ * x: 3 split ops); were the layers one group, layer 2's single device would make y1 and g1
+ * compute the whole batch (1 split op, x). */
+static void test_base_groups_shared_parameter(void **state)
+{
+    test_fixture *f = *state;
+    pb_graph *g = test_graph_named("two_layers.json");
+    int group[10], repl[10];
+    pb_strategy s;
+    test_all_allreduce(f, &s, group, repl, 10);
+    for (int v = 0; v < 10; v++)
+        if (strchr(g->node_name[v], '2')) {
+            group[v] = 2;
+            repl[v] = PB_REPL_NONE;
+        }
+    const pb_compiled *cg = NULL;
+    pb_error err;
+    if (pb_compile(f->compiler, g, &f->c, &s, &cg, &err) != PB_OK)
+        fail_msg("%s", err.msg);
+    assert_int_equal(cg->n_split_ops, 3);
+    assert_int_equal(cg->n_collectives, 1);
+    graph_free(g);
+}
+
 /* Shares 3/4 and 1/4: parts of floor(S * share), costs cost_us * share. */
 static void test_shares(void **state)
 {
@@ -409,6 +435,7 @@ int main(void)
         cmocka_unit_test(test_base_group_fallback),
         cmocka_unit_test(test_shape_reads_local_part),
         cmocka_unit_test(test_sum_parts),
+        cmocka_unit_test(test_base_groups_shared_parameter),
         cmocka_unit_test(test_shares),
         cmocka_unit_test(test_split_refused),
     };
