@@ -27,7 +27,7 @@ extern "C" {
 #endif
 
 #define PB_ABI_MAJOR 1
-#define PB_ABI_MINOR 6
+#define PB_ABI_MINOR 7
 
 /*
  * ABI changelog (a minor version only adds; the harness still loads plugins of older minors):
@@ -52,6 +52,11 @@ extern "C" {
  *   1.5  pb_strategy.op_replication: per-op replication options overriding the group's (TAG's
  *        SFB "duplicate" of single ops); pb_compiled.op_part (which ops were batch-split).
  *   1.6  pb_problem.host: the host that simulates a problem given to train() (GDP-batch).
+ *   1.7  Strategy compiler switches: pb_compiler_set_flags with PB_COMPILE_BASE_GROUPS,
+ *        PB_COMPILE_PRUNE, PB_COMPILE_PLACEHOLDER and PB_COMPILE_SUM_PARTS (TAG's duplicate
+ *        fallback, pruning to the sinks' ancestors, Placeholder replicas fed by a shape Const,
+ *        partial sums read replica to replica; all on by default), and the compiled node kind
+ *        PB_CNODE_SHAPE.
  */
 #define PB_DESCRIPTOR_SYMBOL placebench_plugin
 #define PB_DESCRIPTOR_SYMBOL_NAME "placebench_plugin"
