@@ -424,7 +424,8 @@ static void test_split_refused(void **state)
                                  "not supported by the strategy compiler");
 }
 
-/* SFB's rewrite (ABI 1.5 op_replication): x and gW duplicated inside the AllReduce group.  gW
+/* SFB's rewrite (ABI 1.5 op_replication) without TAG's base groups (PB_COMPILE_BASE_GROUPS
+ * off: a duplicate applies to its op alone): x and gW duplicated inside the AllReduce group.  gW
  * is whole on both devices, so nothing is synchronised and each upd reads its local gW; y stays
  * split and reads x through one Split on x's first device; gW reads x locally and y through a
  * Concat on its first device. */
@@ -435,7 +436,11 @@ static void test_op_duplicate(void **state)
     int op[N_OPS] = {-1, -1, -1, -1, -1, -1, -1};
     op[X] = op[GW] = PB_REPL_DUPLICATE;
     f->s.op_replication = op;
+    pb_compiler_set_flags(f->compiler,
+                          PB_COMPILE_PRUNE | PB_COMPILE_PLACEHOLDER | PB_COMPILE_SUM_PARTS);
     const pb_compiled *cg = test_compile(f);
+    pb_compiler_set_flags(f->compiler, PB_COMPILE_BASE_GROUPS | PB_COMPILE_PRUNE |
+                                           PB_COMPILE_PLACEHOLDER | PB_COMPILE_SUM_PARTS);
     test_topological(cg);
     assert_int_equal(cg->n_collectives, 0);
     assert_int_equal(cg->n_split_ops, 1);
@@ -457,6 +462,44 @@ static void test_op_duplicate(void **state)
         assert_true(test_reads(cg, concat, y) == 32768);
     }
     assert_true(test_reads(cg, split, test_find(cg, PB_CNODE_OP, X, 0, 0)) == 65536);
+}
+
+/* The same kind of rewrite in TAG's reference mode (specs/tag.md §9: SFB's code 4 "stops batch
+ * splitting of its whole base group"; §3.2: a group with a code-4 member stays Full): gW alone
+ * duplicated.  Its base group is {W, y, gW, upd} (§12), so y too computes the whole batch on both
+ * devices (cost 100, not 52), although its own option is allreduce; x, a group of its own, stays
+ * split (n_split_ops 1).  y and gW read x whole (Full on {d0, d1}), memoised as one conversion: a
+ * single Concat of x's two parts (32768 bytes each) on d0, the consumers' first device (§3.4),
+ * which every replica of y and gW reads (65536).  gW reads y on its own device; its gradient is
+ * Full, so there is no AllReduce and each upd reads the local gW (§3.3, 262144).  No Split: no
+ * Part consumer reads a Full producer. */
+static void test_op_duplicate_base_group(void **state)
+{
+    test_fixture *f = *state;
+    test_dp(f, PB_REPL_ALLREDUCE);
+    int op[N_OPS] = {-1, -1, -1, -1, -1, -1, -1};
+    op[GW] = PB_REPL_DUPLICATE;
+    f->s.op_replication = op;
+    const pb_compiled *cg = test_compile(f);
+    test_topological(cg);
+    assert_int_equal(cg->n_collectives, 0);
+    assert_int_equal(cg->n_split_ops, 1);
+    assert_int_equal(cg->op_part[X], 1);
+    assert_int_equal(cg->op_part[Y], 0);
+    assert_int_equal(cg->op_part[GW], 0);
+    assert_int_equal(test_count(cg, PB_CNODE_SPLIT), 0);
+    assert_int_equal(test_count(cg, PB_CNODE_CONCAT), 1);
+    int concat = test_find(cg, PB_CNODE_CONCAT, X, 0, 0);
+    assert_true(concat >= 0);
+    for (int d = 0; d < 2; d++) {
+        int x = test_find(cg, PB_CNODE_OP, X, d, d), y = test_find(cg, PB_CNODE_OP, Y, d, d);
+        int gw = test_find(cg, PB_CNODE_OP, GW, d, d), upd = test_find(cg, PB_CNODE_OP, UPD, d, d);
+        assert_true(cg->cost_us[y] == 100 && cg->cost_us[gw] == 80);
+        assert_true(test_reads(cg, concat, x) == 32768);
+        assert_true(test_reads(cg, y, concat) == 65536 && test_reads(cg, gw, concat) == 65536);
+        assert_true(test_reads(cg, gw, y) == 65536);
+        assert_true(test_reads(cg, upd, gw) == 262144);
+    }
 }
 
 /* An op_replication entry that is not -1, allreduce, ps or duplicate names the op. */
@@ -488,6 +531,7 @@ int main(void)
         cmocka_unit_test(test_shares),
         cmocka_unit_test(test_split_refused),
         cmocka_unit_test(test_op_duplicate),
+        cmocka_unit_test(test_op_duplicate_base_group),
         cmocka_unit_test(test_op_option_refused),
     };
     return cmocka_run_group_tests(tests, test_setup, test_teardown);
