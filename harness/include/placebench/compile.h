@@ -25,7 +25,9 @@ extern "C" {
  *     which the library does not link).
  *   - Since ABI 1.5, s->op_replication[v] >= 0 replaces op v's option (SFB's duplicate of
  *     single ops of a replicated group: such an op computes the whole batch on every replica,
- *     and an optimizer op whose gradient is whole reads it locally, unsynchronised).
+ *     and an optimizer op whose gradient is whole reads it locally, unsynchronised).  Under
+ *     PB_COMPILE_BASE_GROUPS (below) a duplicate, like TAG's code 4, stops the batch split of
+ *     the op's whole base group (specs/tag.md §3.2, §9); without it, of the op alone.
  *   - A parameter takes the device group and option of the first optimizer op it feeds.
  *   - A part consumer reads a BATCH-class producer by parts (replica to replica when the
  *     producer is split the same way, else through a Split on the producer's first device, or a
