@@ -10,11 +10,17 @@
 int cli_sim_open(cli_sim *s, loader *l, const char *name, const pb_graph *g, const pb_cluster *c,
                  pb_error *err)
 {
+    return cli_sim_open_with(s, l, name, NULL, 0, g, c, err);
+}
+
+int cli_sim_open_with(cli_sim *s, loader *l, const char *name, const option_kv *kv, int n_kv,
+                      const pb_graph *g, const pb_cluster *c, pb_error *err)
+{
     memset(s, 0, sizeof *s);
     const loader_entry *entry = NULL;
     if (loader_find(l, PB_KIND_SIMULATOR, name, &entry, err) != PB_OK)
         return PB_ERR;
-    if (options_resolve(entry->desc, NULL, 0, name, &s->defaults, err) != PB_OK)
+    if (options_resolve(entry->desc, kv, n_kv, name, &s->defaults, err) != PB_OK)
         return PB_ERR;
     const pb_simulator_ops *ops = entry->desc->ops;
     pb_create_args args = options_create_args(&s->defaults, NULL, 0);

@@ -19,6 +19,9 @@ typedef struct cli_sim {
  * session.  On failure nothing is held and s needs no cli_sim_close. */
 int cli_sim_open(cli_sim *s, loader *l, const char *name, const pb_graph *g, const pb_cluster *c,
                  pb_error *err);
+/* The same with the given options (borrowed for the call) instead of the defaults. */
+int cli_sim_open_with(cli_sim *s, loader *l, const char *name, const option_kv *kv, int n_kv,
+                      const pb_graph *g, const pb_cluster *c, pb_error *err);
 /* Evaluates an op-level strategy; out's arrays are the caller's. */
 int cli_sim_evaluate(cli_sim *s, const pb_strategy *ops, pb_eval *out, pb_error *err);
 void cli_sim_close(cli_sim *s);

@@ -315,8 +315,8 @@ int cli_strategy_read(const char *path, const pb_graph *g, cli_strategy *out, pb
  * auxiliary nodes of that kind); names[v] is caller-freed. */
 static int strategy_compiled_names(const pb_graph *g, const pb_compiled *cg, char **names)
 {
-    static const char *const kinds[] = {"op", "split", "concat", "addn", "allreduce"};
-    int *count = calloc((size_t)g->n_nodes * 5 + 1, sizeof(int));
+    static const char *const kinds[] = {"op", "split", "concat", "addn", "allreduce", "shape"};
+    int *count = calloc((size_t)g->n_nodes * 6 + 1, sizeof(int));
     if (!count)
         return -1;
     for (int v = 0; v < cg->n_nodes; v++) {
@@ -331,7 +331,7 @@ static int strategy_compiled_names(const pb_graph *g, const pb_compiled *cg, cha
             snprintf(names[v], len, "%s/replica_%d", op, cg->replica[v]);
         else
             snprintf(names[v], len, "%s/aux_%s_%d", op, kinds[cg->kind[v]],
-                     count[cg->origin[v] * 5 + cg->kind[v]]++);
+                     count[cg->origin[v] * 6 + cg->kind[v]]++);
     }
     free(count);
     return 0;
@@ -339,7 +339,7 @@ static int strategy_compiled_names(const pb_graph *g, const pb_compiled *cg, cha
 
 static json_t *strategy_compiled_json(const pb_graph *g, const pb_compiled *cg, char **names)
 {
-    static const char *const kinds[] = {"op", "split", "concat", "addn", "allreduce"};
+    static const char *const kinds[] = {"op", "split", "concat", "addn", "allreduce", "shape"};
     json_t *nodes = json_array(), *links = json_array();
     for (int v = 0; v < cg->n_nodes; v++) {
         json_t *n =

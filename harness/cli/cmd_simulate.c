@@ -22,7 +22,7 @@
 static const char simulate_usage[] =
     "placebench simulate --graph G.json (--placement P.json | --strategy S.json) [--devices N] "
     "[--simulator NAME] [--cluster NAME] [--json] [--trace T.json] [--compiled C.json] "
-    "[--repeat K]";
+    "[--repeat K] [--opt simulator.KEY=VALUE]...";
 
 static void simulate_print_help(void)
 {
@@ -68,15 +68,22 @@ static void simulate_print_help(void)
         "  --compiled C.json   also write, as node-link JSON, the distributed graph the\n"
         "                      strategy compiler makes of the strategy or placement (replicas\n"
         "                      and Split, Concat, AddN and AllReduce nodes, with devices,\n"
-        "                      costs and bytes; not for model-parallel split)\n",
+        "                      costs and bytes; not for model-parallel split)\n"
+        "  --opt simulator.KEY=VALUE\n"
+        "                      an option of the simulator plugin, as in 'placebench place'\n"
+        "                      (repeatable; 'placebench help simulator/NAME' lists them)\n",
         simulate_usage);
 }
+
+enum { SIMULATE_MAX_OPTS = 32 };
 
 typedef struct simulate_args {
     const char *graph, *placement, *trace, *strategy, *simulator, *cluster, *compiled;
     int devices; /* 0: from the placement */
     int json;
-    long repeat; /* 0: evaluate once, untimed */
+    long repeat;                       /* 0: evaluate once, untimed */
+    option_kv opts[SIMULATE_MAX_OPTS]; /* --opt simulator.KEY=VALUE */
+    int n_opts;
 } simulate_args;
 
 /* A whole decimal number in [lo, hi]; -1 otherwise. */
@@ -90,11 +97,25 @@ static long simulate_parse_count(const char *text, long lo, long hi)
     return v;
 }
 
+/* --opt simulator.KEY=VALUE: the key and value point into the argument (kept as given). */
+static int simulate_add_opt(simulate_args *a, char *value)
+{
+    static const char prefix[] = "simulator.";
+    char *eq = strchr(value, '=');
+    if (strncmp(value, prefix, sizeof prefix - 1) != 0 || !eq || eq == value + sizeof prefix - 1)
+        return cli_error("simulate: --opt wants simulator.KEY=VALUE, not '%s'", value);
+    if (a->n_opts == SIMULATE_MAX_OPTS)
+        return cli_error("simulate: more than %d --opt", SIMULATE_MAX_OPTS);
+    *eq = '\0';
+    a->opts[a->n_opts++] = (option_kv){value + sizeof prefix - 1, eq + 1};
+    return 0;
+}
+
 static int simulate_option_value(const char *arg, int argc, char **argv, int *i, simulate_args *a)
 {
-    static const char *const known[] = {"--graph",     "--placement", "--trace",
-                                        "--devices",   "--repeat",    "--strategy",
-                                        "--simulator", "--cluster",   "--compiled"};
+    static const char *const known[] = {"--graph",    "--placement", "--trace",     "--devices",
+                                        "--repeat",   "--strategy",  "--simulator", "--cluster",
+                                        "--compiled", "--opt"};
     int is_known = 0;
     for (size_t k = 0; k < sizeof known / sizeof known[0]; k++)
         is_known |= strcmp(arg, known[k]) == 0;
@@ -102,7 +123,7 @@ static int simulate_option_value(const char *arg, int argc, char **argv, int *i,
         return cli_error("simulate: unknown argument '%s' (see 'placebench simulate --help')", arg);
     if (*i + 1 >= argc)
         return cli_error("simulate: %s needs a value", arg);
-    const char *value = argv[++*i];
+    char *value = argv[++*i];
     if (strcmp(arg, "--graph") == 0)
         a->graph = value;
     else if (strcmp(arg, "--placement") == 0)
@@ -117,6 +138,8 @@ static int simulate_option_value(const char *arg, int argc, char **argv, int *i,
         a->cluster = value;
     else if (strcmp(arg, "--compiled") == 0)
         a->compiled = value;
+    else if (strcmp(arg, "--opt") == 0)
+        return simulate_add_opt(a, value);
     else if (strcmp(arg, "--devices") == 0) {
         a->devices = (int)simulate_parse_count(value, 1, 4096);
         if (a->devices < 0)
@@ -527,7 +550,7 @@ static int simulate_run(const simulate_args *a, const pb_graph *g, const simulat
     if (rc == PB_OK)
         rc = cli_sim_result_init(&r, n_devices, g, a->trace != NULL, &err);
     if (rc == PB_OK)
-        rc = cli_sim_open(&s, l, a->simulator, g, c, &err);
+        rc = cli_sim_open_with(&s, l, a->simulator, a->opts, a->n_opts, g, c, &err);
     if (rc == PB_OK)
         rc = simulate_evaluate(&s, a, &ops, &r.eval, &eval_ns, &err);
     int status = rc == PB_OK ? 0 : cli_error("simulate: %s", err.msg);

@@ -27,7 +27,7 @@ extern "C" {
 #endif
 
 #define PB_ABI_MAJOR 1
-#define PB_ABI_MINOR 7
+#define PB_ABI_MINOR 8
 
 /*
  * ABI changelog (a minor version only adds; the harness still loads plugins of older minors):
@@ -54,6 +54,11 @@ extern "C" {
  *   1.6  pb_problem.host: the host that simulates a problem given to train() (GDP-batch).
  *   1.7  pb_clock_cpu; phase accounting at the end of pb_progress (forward/update CPU seconds
  *        and FLOPs, for bench placer); the host reads only the struct_size bytes a placer sends.
+ *   1.8  Strategy compiler switches: pb_compiler_set_flags with PB_COMPILE_BASE_GROUPS,
+ *        PB_COMPILE_PRUNE, PB_COMPILE_PLACEHOLDER and PB_COMPILE_SUM_PARTS (TAG's duplicate
+ *        fallback, pruning to the sinks' ancestors, Placeholder replicas fed by a shape Const,
+ *        partial sums read replica to replica; all on by default), and the compiled node kind
+ *        PB_CNODE_SHAPE.
  */
 #define PB_DESCRIPTOR_SYMBOL placebench_plugin
 #define PB_DESCRIPTOR_SYMBOL_NAME "placebench_plugin"

@@ -32,18 +32,19 @@ struct pb_compiler {
     const pb_strategy *s;
     const double *share; /* s->device_share when the strategy has it, else NULL */
     const int *op_repl;  /* s->op_replication when the strategy has it, else NULL */
+    unsigned flags;      /* PB_COMPILE_* */
 
     /* Per op of g. */
     int cap_ops;
-    int *op_order, *first, *nrep, *group, *repl, *memo_head;
-    unsigned char *part;
+    int *op_order, *first, *nrep, *group, *repl, *memo_head, *base, *base_n;
+    unsigned char *part, *in_d;
 
     /* Nodes in creation order, their inputs, memos, creation ("emit") order, collectives. */
     int cap_nodes, n_nodes;
     int *kind, *origin, *replica, *device, *collective, *emit, *queue, *rank, *in_count;
-    unsigned char *done;
+    unsigned char *done, *keep;
     double *cost, *param;
-    int n_emit;
+    int n_emit, n_out_inputs;
     int cap_inputs, n_inputs;
     compile_input *inputs;
     int *csr_start, *csr_src; /* inputs by creation id, for the sort */
@@ -63,20 +64,30 @@ struct pb_compiler {
 
 pb_compiler *pb_compiler_new(void)
 {
-    return calloc(1, sizeof(pb_compiler));
+    pb_compiler *c = calloc(1, sizeof(pb_compiler));
+    if (c)
+        c->flags = PB_COMPILE_BASE_GROUPS | PB_COMPILE_PRUNE | PB_COMPILE_PLACEHOLDER |
+                   PB_COMPILE_SUM_PARTS;
+    return c;
+}
+
+void pb_compiler_set_flags(pb_compiler *c, unsigned flags)
+{
+    c->flags = flags;
 }
 
 void pb_compiler_free(pb_compiler *c)
 {
     if (!c)
         return;
-    void *arrays[] = {
-        c->op_order,   c->first,    c->nrep,      c->group,     c->repl,     c->memo_head,
-        c->part,       c->kind,     c->origin,    c->replica,   c->device,   c->collective,
-        c->emit,       c->queue,    c->rank,      c->in_count,  c->done,     c->cost,
-        c->param,      c->inputs,   c->csr_start, c->csr_src,   c->memo,     c->coll_size,
-        c->coll_first, c->o_kind,   c->o_origin,  c->o_replica, c->o_device, c->o_collective,
-        c->o_in_start, c->o_in_src, c->o_in_port, c->o_cost,    c->o_param,  c->o_in_bytes};
+    void *arrays[] = {c->op_order,   c->first,     c->nrep,      c->group,        c->repl,
+                      c->memo_head,  c->part,      c->base,      c->base_n,       c->in_d,
+                      c->keep,       c->kind,      c->origin,    c->replica,      c->device,
+                      c->collective, c->emit,      c->queue,     c->rank,         c->in_count,
+                      c->done,       c->cost,      c->param,     c->inputs,       c->csr_start,
+                      c->csr_src,    c->memo,      c->coll_size, c->coll_first,   c->o_kind,
+                      c->o_origin,   c->o_replica, c->o_device,  c->o_collective, c->o_in_start,
+                      c->o_in_src,   c->o_in_port, c->o_cost,    c->o_param,      c->o_in_bytes};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         free(arrays[i]);
     free(c);
@@ -92,13 +103,17 @@ static int compile_reserve_ops(pb_compiler *c, int n)
         return PB_OK;
     int cap = c->cap_ops;
     int cap_int = cap, cap_byte = cap;
-    int **ints[] = {&c->op_order, &c->first, &c->nrep, &c->group, &c->repl, &c->memo_head};
+    int **ints[] = {&c->op_order, &c->first,     &c->nrep, &c->group,
+                    &c->repl,     &c->memo_head, &c->base, &c->base_n};
     for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
         cap_int = cap;
         if (array_grow(ints[i], &cap_int, n, sizeof(int)))
             return PB_ERR;
     }
     if (array_grow(&c->part, &cap_byte, n, 1))
+        return PB_ERR;
+    cap_byte = cap;
+    if (array_grow(&c->in_d, &cap_byte, n, 1))
         return PB_ERR;
     c->cap_ops = cap_int < cap_byte ? cap_int : cap_byte;
     return PB_OK;
@@ -128,12 +143,16 @@ static int compile_reserve_nodes(pb_compiler *c, int n)
     got = cap;
     if (array_grow(&c->done, &got, n, 1))
         return PB_ERR;
-    /* n + 1 entries for the CSR starts. */
+    got = cap;
+    if (array_grow(&c->keep, &got, n, 1))
+        return PB_ERR;
+    /* One entry more than the node capacity for the CSR starts (a graph filling the capacity
+     * exactly needs it; growing to n + 1 alone could leave them one short). */
     int starts = cap ? cap + 1 : 0;
-    if (array_grow(&c->csr_start, &starts, n + 1, sizeof(int)))
+    if (array_grow(&c->csr_start, &starts, got + 1, sizeof(int)))
         return PB_ERR;
     starts = cap ? cap + 1 : 0;
-    if (array_grow(&c->o_in_start, &starts, n + 1, sizeof(int)))
+    if (array_grow(&c->o_in_start, &starts, got + 1, sizeof(int)))
         return PB_ERR;
     c->cap_nodes = got;
     return PB_OK;
@@ -209,7 +228,7 @@ static int compile_same_split(const pb_compiler *c, int a, int b)
 /* A new node of creation id c->n_nodes (not yet in the emit order). */
 static int compile_node(pb_compiler *c, int kind, int origin, int device, pb_error *err)
 {
-    if (compile_reserve_nodes(c, c->n_nodes + 1))
+    if (c->n_nodes >= c->cap_nodes && compile_reserve_nodes(c, c->n_nodes + 1))
         return pb_errorf(err, "out of memory");
     int id = c->n_nodes++;
     c->kind[id] = kind;
@@ -230,7 +249,8 @@ static void compile_emit(pb_compiler *c, int node)
 static int compile_input_add(pb_compiler *c, int dst, int src, int port, double bytes,
                              pb_error *err)
 {
-    if (array_grow(&c->inputs, &c->cap_inputs, c->n_inputs + 1, sizeof(compile_input)))
+    if (c->n_inputs >= c->cap_inputs &&
+        array_grow(&c->inputs, &c->cap_inputs, c->n_inputs + 1, sizeof(compile_input)))
         return pb_errorf(err, "out of memory");
     c->inputs[c->n_inputs++] = (compile_input){dst, src, port, bytes};
     return PB_OK;
@@ -333,6 +353,10 @@ static int compile_read(pb_compiler *c, int v, int r, int e, pb_error *err)
         int src = c->kind[sync] == PB_CNODE_ALLREDUCE ? sync + r : sync;
         return compile_input_add(c, dst, src, 0, S, err);
     }
+    if ((c->flags & PB_COMPILE_SUM_PARTS) && c->part[v] && c->part[u] &&
+        compile_split(g, u) == PB_SPLIT_SUM && compile_split(g, v) == PB_SPLIT_SUM &&
+        compile_same_split(c, u, v))
+        return compile_input_add(c, dst, c->first[u] + r, k, compile_part_bytes(c, v, r, S), err);
     if (c->part[v] && compile_split(g, u) == PB_SPLIT_BATCH) {
         double bytes = compile_part_bytes(c, v, r, S);
         if (c->part[u] && compile_same_split(c, u, v))
@@ -360,6 +384,119 @@ static int compile_read(pb_compiler *c, int v, int r, int e, pb_error *err)
 }
 
 /* ---------------------------------------------------------------- strategy analysis */
+
+/* ---------------------------------------------------------------- TAG's base groups */
+
+/* Whether op v is of one of the types TAG treats as the step's input (specs/tag.md §2.2). */
+static int compile_is_input(const pb_graph *g, int v)
+{
+    const char *t = g->node_type ? g->node_type[v] : NULL;
+    return t && (strcmp(t, "Placeholder") == 0 || strcmp(t, "IteratorGetNext") == 0);
+}
+
+static int compile_find(int *parent, int v)
+{
+    while (parent[v] != v) {
+        parent[v] = parent[parent[v]];
+        v = parent[v];
+    }
+    return v;
+}
+
+/* Puts u (grouped or not) into v's group. */
+static void compile_union(int *parent, int v, int u)
+{
+    int rv = compile_find(parent, v);
+    if (parent[u] < 0) {
+        parent[u] = rv;
+        return;
+    }
+    int ru = compile_find(parent, u);
+    if (ru != rv)
+        parent[ru] = rv;
+}
+
+/* Whether parameter p is read by optimizer op a alone among the optimizer ops: TAG groups an
+ * optimizer op with its reference inputs (var, m, v), not with what every optimizer op reads by
+ * value (Adam's beta1_power, beta2_power). */
+static int compile_own_parameter(const pb_graph *g, int p, int a)
+{
+    for (int i = g->succ_start[p]; i < g->succ_start[p + 1]; i++)
+        if (g->succ[i] != a && compile_role(g, g->succ[i]) == PB_ROLE_APPLY)
+            return 0;
+    return 1;
+}
+
+/* Whether the tensor of edge e (producer p) into v stays whole in TAG's analysis: a producer
+ * that is not batch-split, or a gradient read by an optimizer op (TAG unflags it). */
+static int compile_unbatched(const pb_graph *g, int p, int v)
+{
+    return compile_split(g, p) != PB_SPLIT_BATCH ||
+           (compile_role(g, v) == PB_ROLE_APPLY && compile_role(g, p) == PB_ROLE_GRADIENT);
+}
+
+/*
+ * TAG's base groups (specs/tag.md §2.2, with the graph's annotations for its batch flags): each
+ * optimizer op starts a group with the parameter inputs no other optimizer op reads; then, in node
+ * order, an input op or a descendant of one (over data edges) joins the group of every producer
+ * that has a group and whose tensor stays whole, merging groups; what is left alone is a group of
+ * its own.  A group whose members do not all have the same replica count n > 1, or that holds a
+ * duplicate, is not batch-split (§3.2: "a replicated Full op computes the full batch on every
+ * replica").
+ */
+static void compile_base_groups(pb_compiler *c)
+{
+    const pb_graph *g = c->g;
+    int n = g->n_nodes, *parent = c->base;
+    for (int v = 0; v < n; v++) {
+        parent[v] = -1;
+        c->in_d[v] = 0;
+    }
+    for (int v = 0; v < n; v++) {
+        if (compile_role(g, v) != PB_ROLE_APPLY)
+            continue;
+        if (parent[v] < 0)
+            parent[v] = v;
+        for (int i = g->pred_start[v]; i < g->pred_start[v + 1]; i++)
+            if (compile_role(g, g->pred[i]) == PB_ROLE_PARAMETER &&
+                g->edge_bytes[g->pred_edge[i]] && compile_own_parameter(g, g->pred[i], v))
+                compile_union(parent, v, g->pred[i]);
+    }
+    for (int j = 0; j < n; j++) {
+        int v = c->op_order[j];
+        for (int i = g->pred_start[v]; i < g->pred_start[v + 1]; i++) {
+            int p = g->pred[i];
+            if (g->edge_bytes[g->pred_edge[i]] && (compile_is_input(g, p) || c->in_d[p]))
+                c->in_d[v] = 1;
+        }
+        if (!c->in_d[v] && !compile_is_input(g, v))
+            continue;
+        for (int i = g->pred_start[v]; i < g->pred_start[v + 1]; i++) {
+            int p = g->pred[i];
+            if (!g->edge_bytes[g->pred_edge[i]] || parent[p] < 0 || !compile_unbatched(g, p, v))
+                continue;
+            if (parent[v] < 0)
+                parent[v] = compile_find(parent, p);
+            else
+                compile_union(parent, p, v);
+        }
+        if (parent[v] < 0)
+            parent[v] = v;
+    }
+    for (int v = 0; v < n; v++) {
+        if (parent[v] < 0)
+            parent[v] = v;
+        c->base_n[v] = -1; /* per root: the members' replica count, -2 when they differ */
+    }
+    for (int v = 0; v < n; v++) {
+        int r = compile_find(parent, v);
+        int count = c->repl[v] == PB_REPL_DUPLICATE ? -2 : c->nrep[v];
+        c->base_n[r] = c->base_n[r] == -1 || c->base_n[r] == count ? count : -2;
+    }
+    for (int v = 0; v < n; v++)
+        if (c->base_n[compile_find(parent, v)] <= 1)
+            c->part[v] = 0;
+}
 
 /* The name of option r, for messages. */
 static const char *compile_option_name(int r)
@@ -418,6 +555,8 @@ static int compile_forms(pb_compiler *c, pb_error *err)
                              g->node_name[v], gr, compile_option_name(r));
         c->part[v] = cls == PB_SPLIT_BATCH || cls == PB_SPLIT_SUM;
     }
+    if (s->kind == PB_STRATEGY_REPLICATED && (c->flags & PB_COMPILE_BASE_GROUPS))
+        compile_base_groups(c);
     return PB_OK;
 }
 
@@ -499,23 +638,31 @@ static int compile_chain_collectives(pb_compiler *c, pb_error *err)
 /* ---------------------------------------------------------------- order */
 
 /*
- * TAG's queue topological order: start from `initial` (n ids), pop the front; emit it if every
+ * TAG's queue topological order: start from `initial` (n of the ids 0 .. n_ids-1, closed under
+ * inputs), pop the front; emit it if every
  * input (in_src[in_start[x] .. in_start[x+1])) is emitted, else push it to the back.  out[i] is
- * the i-th id emitted.  queue and done are n-entry scratch.
+ * the i-th id emitted.  queue and done are n-entry scratch; scan[x] (n entries) remembers the
+ * first input of x not yet seen emitted, so that a node pushed back resumes its check there (an
+ * emitted input stays emitted: the order is the same, the work linear).
  */
-static int compile_queue_sort(int n, const int *initial, const int *in_start, const int *in_src,
-                              int *queue, unsigned char *done, int *out, pb_error *err)
+static int compile_queue_sort(int n_ids, int n, const int *initial, const int *in_start,
+                              const int *in_src, int *queue, unsigned char *done, int *scan,
+                              int *out, pb_error *err)
 {
     memcpy(queue, initial, (size_t)n * sizeof(int));
-    memset(done, 0, (size_t)n);
+    memset(done, 0, (size_t)n_ids);
+    for (int i = 0; i < n; i++)
+        scan[initial[i]] = in_start[initial[i]];
     int head = 0, len = n, emitted = 0, stalled = 0;
     while (len > 0) {
         int x = queue[head];
         head = head + 1 == n ? 0 : head + 1;
         len--;
-        int ready = 1;
-        for (int i = in_start[x]; i < in_start[x + 1] && ready; i++)
-            ready = done[in_src[i]];
+        int i = scan[x], end = in_start[x + 1];
+        while (i < end && done[in_src[i]])
+            i++;
+        scan[x] = i;
+        int ready = i == end;
         if (ready) {
             done[x] = 1;
             out[emitted++] = x;
@@ -552,7 +699,7 @@ static int compile_csr(pb_compiler *c, pb_error *err)
 }
 
 /* The output arrays in sorted order (c->queue holds the order, c->rank the inverse). */
-static int compile_output(pb_compiler *c, pb_error *err)
+static int compile_output(pb_compiler *c, int kept, pb_error *err)
 {
     int n = c->n_nodes, m = c->n_inputs;
     if (m > c->cap_out_inputs) {
@@ -575,7 +722,7 @@ static int compile_output(pb_compiler *c, pb_error *err)
         slot[c->csr_start[d] + c->in_count[d]++] = i;
     }
     int at = 0;
-    for (int j = 0; j < n; j++) {
+    for (int j = 0; j < kept; j++) {
         int x = c->queue[j];
         c->o_kind[j] = c->kind[x];
         c->o_origin[j] = c->origin[x];
@@ -592,7 +739,8 @@ static int compile_output(pb_compiler *c, pb_error *err)
             c->o_in_bytes[at] = in->bytes;
         }
     }
-    c->o_in_start[n] = at;
+    c->o_in_start[kept] = at;
+    c->n_out_inputs = at;
     return PB_OK;
 }
 
@@ -622,6 +770,71 @@ static int compile_replicas(pb_compiler *c, pb_error *err)
     return PB_OK;
 }
 
+/* TAG's replace_placeholder: replica r of Placeholder v is generated from a shape Const (0 µs)
+ * on its device, emitted just before it; the replica waits for it (no data moves). */
+static int compile_shape(pb_compiler *c, int v, int r, pb_error *err)
+{
+    int dst = c->first[v] + r;
+    int m = compile_node(c, PB_CNODE_SHAPE, v, c->device[dst], err);
+    if (m < 0 || compile_input_add(c, dst, m, 0, 0, err))
+        return PB_ERR;
+    compile_emit(c, m);
+    return PB_OK;
+}
+
+/* Marks in c->keep the ancestors of the nodes on the stack (c->rank, `top` entries). */
+static void compile_mark_ancestors(pb_compiler *c, int top)
+{
+    int *stack = c->rank;
+    while (top > 0) {
+        int x = stack[--top];
+        for (int i = c->csr_start[x]; i < c->csr_start[x + 1]; i++) {
+            int u = c->csr_src[i];
+            if (!c->keep[u]) {
+                c->keep[u] = 1;
+                stack[top++] = u;
+            }
+        }
+    }
+}
+
+/* TAG's pruning (specs/tag.md §3.4): keeps the replicas of every op without successors (TAG's
+ * sink, a NoOp, has one replica, on device 0) and their ancestors, and every member of an
+ * AllReduce instance one member of which is kept; drops the rest from the emit order.  Returns
+ * the nodes kept. */
+static int compile_prune(pb_compiler *c)
+{
+    const pb_graph *g = c->g;
+    int top = 0;
+    memset(c->keep, 0, (size_t)c->n_nodes);
+    for (int v = 0; v < g->n_nodes; v++)
+        for (int r = 0; g->succ_start[v] == g->succ_start[v + 1] && r < c->nrep[v]; r++) {
+            c->keep[c->first[v] + r] = 1;
+            c->rank[top++] = c->first[v] + r;
+        }
+    for (int more = 1; more;) {
+        compile_mark_ancestors(c, top);
+        top = more = 0;
+        for (int k = 0; k < c->n_coll; k++) {
+            int any = 0;
+            for (int i = 0; i < c->coll_size[k]; i++)
+                any |= c->keep[c->coll_first[k] + i];
+            for (int i = 0; any && i < c->coll_size[k]; i++)
+                if (!c->keep[c->coll_first[k] + i]) {
+                    c->keep[c->coll_first[k] + i] = 1;
+                    c->rank[top++] = c->coll_first[k] + i;
+                    more = 1;
+                }
+        }
+    }
+    int m = 0;
+    for (int i = 0; i < c->n_emit; i++)
+        if (c->keep[c->emit[i]])
+            c->emit[m++] = c->emit[i];
+    c->n_emit = m;
+    return m;
+}
+
 static int compile_build(pb_compiler *c, pb_error *err)
 {
     const pb_graph *g = c->g;
@@ -645,8 +858,13 @@ static int compile_build(pb_compiler *c, pb_error *err)
             for (int j = g->pred_start[v]; j < g->pred_start[v + 1]; j++)
                 if (compile_read(c, v, r, g->pred_edge[j], err))
                     return PB_ERR;
-        for (int r = 0; r < c->nrep[v]; r++)
+        int shape = c->s->kind == PB_STRATEGY_REPLICATED && (c->flags & PB_COMPILE_PLACEHOLDER) &&
+                    g->node_type && strcmp(g->node_type[v], "Placeholder") == 0;
+        for (int r = 0; r < c->nrep[v]; r++) {
+            if (shape && compile_shape(c, v, r, err))
+                return PB_ERR;
             compile_emit(c, c->first[v] + r);
+        }
     }
     return PB_OK;
 }
@@ -674,23 +892,27 @@ int pb_compile(pb_compiler *c, const pb_graph *g, const pb_cluster *cl, const pb
         return pb_errorf(err, "out of memory");
     for (int v = 0; v < n; v++)
         c->emit[v] = v;
-    if (compile_queue_sort(n, c->emit, g->pred_start, g->pred, c->queue, c->done, c->op_order,
-                           err) ||
-        compile_build(c, err) || compile_csr(c, err) ||
-        compile_queue_sort(c->n_nodes, c->emit, c->csr_start, c->csr_src, c->rank, c->done,
-                           c->queue, err))
+    if (compile_queue_sort(n, n, c->emit, g->pred_start, g->pred, c->queue, c->done, c->in_count,
+                           c->op_order, err) ||
+        compile_build(c, err) || compile_csr(c, err))
         return PB_ERR;
-    for (int j = 0; j < c->n_nodes; j++)
+    int kept = c->s->kind == PB_STRATEGY_REPLICATED && (c->flags & PB_COMPILE_PRUNE)
+                   ? compile_prune(c)
+                   : c->n_emit;
+    if (compile_queue_sort(c->n_nodes, kept, c->emit, c->csr_start, c->csr_src, c->rank, c->done,
+                           c->in_count, c->queue, err))
+        return PB_ERR;
+    for (int j = 0; j < kept; j++)
         c->rank[c->queue[j]] = j;
-    if (compile_output(c, err))
+    if (compile_output(c, kept, err))
         return PB_ERR;
     int split = 0;
     for (int v = 0; v < n; v++)
         split += c->part[v];
     c->out = (pb_compiled){
         .struct_size = sizeof(pb_compiled),
-        .n_nodes = c->n_nodes,
-        .n_inputs = c->n_inputs,
+        .n_nodes = kept,
+        .n_inputs = c->n_out_inputs,
         .n_collectives = c->n_coll,
         .kind = c->o_kind,
         .origin = c->o_origin,

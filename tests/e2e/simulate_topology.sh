@@ -61,7 +61,8 @@ grep -q "^step time   264 us" dp.txt || fail "text output: $(cat dp.txt)"
 echo "ok: a plain placement and the text output"
 
 # --compiled: Example 3's graph (PS on GPU 0): 13 replicas, one AddN on GPU 0 adding the two
-# half gradients (131072 bytes each), read whole (262144) by both optimizer replicas.
+# half gradients (131072 bytes each), read whole (262144) by both optimizer replicas, and the
+# shape node each replica of the Placeholder x waits for (TAG's replace_placeholder).
 sed 's/"allreduce"/"ps"/' dp.json >ps.json
 "$PB_BIN" simulate --graph "$graph" --strategy ps.json --cluster placeto-k80 --compiled c.json \
     >/dev/null || fail "simulate --compiled failed"
@@ -69,7 +70,8 @@ python3 - c.json <<'PY' || fail "--compiled: $(cat c.json)"
 import json, sys
 g = json.load(open(sys.argv[1]))
 kinds = [n["kind"] for n in g["nodes"]]
-assert kinds.count("op") == 13 and kinds.count("addn") == 1 and len(kinds) == 14, kinds
+assert kinds.count("op") == 13 and kinds.count("addn") == 1 and kinds.count("shape") == 2, kinds
+assert len(kinds) == 16, kinds
 addn = next(n for n in g["nodes"] if n["kind"] == "addn")
 assert addn["id"] == "gW/aux_addn_0" and addn["device"] == 0, addn
 into = sorted((l["source"], l["bytes"]) for l in g["links"] if l["target"] == addn["id"])
@@ -92,7 +94,7 @@ x = [(e["name"], e["pid"], e["tid"], e["ts"], e["dur"]) for e in events if e["ph
 transfers = [e for e in x if e[2] >= 2]
 assert transfers == [("gW/transfer", 1, 2, 103, 17), ("gW/transfer", 0, 3, 120, 34)], transfers
 compute = sorted(e for e in x if e[2] == 0)
-assert len(compute) == 14, compute
+assert len(compute) == 16, compute  # 13 replicas, the AddN, x's two shape nodes
 assert ("upd/replica_1", 1, 0, 154, 20) in compute and ("gW/addn", 0, 0, 120, 0) in compute
 names = {(e["pid"], e["tid"]): e["args"]["name"] for e in events if e["name"] == "thread_name"}
 assert names[(1, 2)] == "to 0" and names[(0, 3)] == "to 1" and names[(0, 0)] == "compute", names
@@ -132,4 +134,8 @@ PY
 expect_error "node 'x': device group 0 with option 'allreduce' splits the batch, but the node has no 'split' annotation" \
     --graph bare.json --strategy dp.json
 expect_error "usage" --graph "$graph" --strategy dp.json --placement mp.json
+expect_error "unknown option 'prunne' of simulator 'topology' (did you mean 'prune'?)" \
+    --graph "$graph" --strategy dp.json --opt simulator.prunne=false
+expect_error "--opt wants simulator.KEY=VALUE, not 'prune=false'" \
+    --graph "$graph" --strategy dp.json --opt prune=false
 echo "ok: bad strategies refused"

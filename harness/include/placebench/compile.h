@@ -25,7 +25,9 @@ extern "C" {
  *     which the library does not link).
  *   - Since ABI 1.5, s->op_replication[v] >= 0 replaces op v's option (SFB's duplicate of
  *     single ops of a replicated group: such an op computes the whole batch on every replica,
- *     and an optimizer op whose gradient is whole reads it locally, unsynchronised).
+ *     and an optimizer op whose gradient is whole reads it locally, unsynchronised).  Under
+ *     PB_COMPILE_BASE_GROUPS (below) a duplicate, like TAG's code 4, stops the batch split of
+ *     the op's whole base group (specs/tag.md §3.2, §9); without it, of the op alone.
  *   - A parameter takes the device group and option of the first optimizer op it feeds.
  *   - A part consumer reads a BATCH-class producer by parts (replica to replica when the
  *     producer is split the same way, else through a Split on the producer's first device, or a
@@ -51,11 +53,13 @@ extern "C" {
  */
 
 typedef enum pb_cnode_kind {
-    PB_CNODE_OP = 0,       /* a replica of an op of the graph */
-    PB_CNODE_SPLIT = 1,    /* cuts a whole tensor into the parts of a batch split: port r, part r */
-    PB_CNODE_CONCAT = 2,   /* joins the parts of a batch-split tensor */
-    PB_CNODE_ADDN = 3,     /* adds partial sums (a split SUM tensor, a parameter server) */
-    PB_CNODE_ALLREDUCE = 4 /* one device's member of a ring AllReduce instance */
+    PB_CNODE_OP = 0,     /* a replica of an op of the graph */
+    PB_CNODE_SPLIT = 1,  /* cuts a whole tensor into the parts of a batch split: port r, part r */
+    PB_CNODE_CONCAT = 2, /* joins the parts of a batch-split tensor */
+    PB_CNODE_ADDN = 3,   /* adds partial sums (a split SUM tensor, a parameter server) */
+    PB_CNODE_ALLREDUCE = 4, /* one device's member of a ring AllReduce instance */
+    PB_CNODE_SHAPE = 5      /* since 1.4: the Const a Placeholder replica is generated from
+                               (PB_COMPILE_PLACEHOLDER) */
 } pb_cnode_kind;
 
 /* The compiled graph.  Arrays belong to the pb_compiler that produced it and stay valid until its
@@ -86,11 +90,47 @@ typedef struct pb_compiled {
 
 typedef struct pb_compiler pb_compiler;
 
+/*
+ * What the compiler does beyond the rules above, as bits (TAG's reference behaviour, the default
+ * of pb_compiler_new, is all four; specs/tag.md §3.2 and §3.4):
+ *
+ *   PB_COMPILE_BASE_GROUPS: the duplicate fallback.  Ops joined by tensors that are not
+ *   batch-split (a producer whose split class is not BATCH, or a gradient read by an optimizer
+ *   op), over the data edges among the descendants of input ops (type Placeholder or
+ *   IteratorGetNext), plus each optimizer op with the parameter inputs no other optimizer op
+ *   reads (var, m, v; not Adam's shared beta powers), form a base group; when
+ *   its members are not all on device groups of the same size n > 1, or one has
+ *   PB_REPL_DUPLICATE, no member is batch-split (each replica computes the whole batch).
+ *
+ *   PB_COMPILE_PRUNE: only the replicas of the ops without successors (the sinks) and their
+ *   ancestors (over data and control inputs) are kept; e.g. a replica nobody reads disappears,
+ *   while a Concat placed for it stays.  The members of an AllReduce instance are kept or dropped
+ *   together.
+ *
+ *   PB_COMPILE_PLACEHOLDER: in replicated strategies each replica of an op of type Placeholder
+ *   waits (no data) for a PB_CNODE_SHAPE node of 0 µs on its device, emitted just before it, as
+ *   TAG generates the input from a shape Const; it therefore queues behind the ops ready at the
+ *   start.
+ *
+ *   PB_COMPILE_SUM_PARTS: a batch-split SUM op reading a SUM tensor split the same way reads it
+ *   replica to replica (TAG's Part -> Part), e.g. the Identity TensorFlow puts between a weight
+ *   gradient and its optimizer op.  Without it the partial sums are added on the consumer's
+ *   first device and the whole sum is sent to every replica.
+ */
+enum {
+    PB_COMPILE_BASE_GROUPS = 1u,
+    PB_COMPILE_PRUNE = 2u,
+    PB_COMPILE_PLACEHOLDER = 4u,
+    PB_COMPILE_SUM_PARTS = 8u
+};
+
 /* A compiler with its own buffers, reused from one pb_compile to the next (compiling allocates
  * only when a graph is larger than every earlier one).  Caller frees with pb_compiler_free.
  * NULL when out of memory. */
 pb_compiler *pb_compiler_new(void);
 void pb_compiler_free(pb_compiler *c);
+/* Sets the PB_COMPILE_* bits for the next compilations (default: all of them).  Since 1.8. */
+void pb_compiler_set_flags(pb_compiler *c, unsigned flags);
 
 /* Compiles strategy s (kind PLACEMENT or REPLICATED, for the op graph g) on cluster cl.  g, cl
  * and s are borrowed for the call.  *out points into the compiler (see pb_compiled).  Errors

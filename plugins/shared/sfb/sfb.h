@@ -47,7 +47,14 @@ typedef struct sfb_problem {
  * whole-batch time on device (d in i's group ? 1 : 0) (the reference indexes devices by the 0/1
  * mask values); S = elements (bytes / 4); B = 2810 (B/µs, the reference's constant); (g, l) the
  * gradient pairs.  No consumer constraint.  Every op with x_i = 1 is duplicated (the reference's
- * code 4, applied here to the op alone: placebench has no base groups).
+ * code 4).
+ *
+ * In both modes the ILP chooses ops, as the reference's does, and a chosen op gets
+ * PB_REPL_DUPLICATE; the strategy compiler's PB_COMPILE_BASE_GROUPS (the topology simulator's
+ * default, option base_groups) then stops the batch split of the op's whole base group, as the
+ * reference's code 4 does (specs/tag.md §3.2, §9).  The ILP does not price the members that come
+ * along; on the zoo models at batch 4 on tag-sfb they change SFB's step by at most 0.8 % in
+ * SFB_MODE_GRADIENT and up to 13 % in SFB_MODE_REFERENCE (REPRODUCE.md, "TAG — SFB").
  */
 enum { SFB_MODE_GRADIENT = 0, SFB_MODE_REFERENCE = 1 };
 

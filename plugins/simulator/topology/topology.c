@@ -54,6 +54,7 @@ enum { TOPO_COMPUTE = 0, TOPO_TRANSFER = 1, TOPO_COLLECTIVE = 2 };
 typedef struct topo_opts {
     long long batch_size;
     double nccl_a1, nccl_b1, nccl_a2, nccl_b2, nccl_ref_bandwidth;
+    int base_groups, prune, placeholder, sum_parts; /* compiler switches (placebench/compile.h) */
 } topo_opts;
 
 /* A task of one evaluation. */
@@ -63,6 +64,8 @@ typedef struct topo_task {
     int resource;  /* device (COMPUTE, COLLECTIVE) or link (TRANSFER; -1 inside a device) */
     int src, dst;  /* devices of a transfer */
     double amount; /* cost (COMPUTE) or bytes (TRANSFER, COLLECTIVE) */
+    double dur;    /* COMPUTE: the cost; TRANSFER: floor(bytes / bandwidth) + latency, 0 inside
+                      a device; COLLECTIVE: unused (the instance's last member decides) */
     double start, end;
 } topo_task;
 
@@ -70,7 +73,8 @@ typedef struct topo_task {
 typedef struct topo_buffer {
     int node, port, dev;
     int refs, active;
-    int next; /* the node's next buffer, -1 */
+    int refs0; /* refs as built: each evaluation starts from it */
+    int next;  /* the node's next buffer, -1 */
     double bytes;
 } topo_buffer;
 
@@ -105,6 +109,19 @@ typedef struct topo_prepared {
     topo_pairs deps, consume, produce;
     double *link_free, *dev_free, *mem, *peak, *busy;
     unsigned char *used;
+
+    /* The last strategy evaluated (a copy) and what was built for it: evaluating the same
+     * strategy again reuses the compiled graph, the tasks and the buffers. */
+    int cached; /* cache_* and the built state below describe the last strategy */
+    pb_strategy cache_s;
+    int *cache_device, *cache_repl, *cache_start, *cache_devices;
+    double *cache_share;
+    int cache_cap_nodes, cache_cap_start, cache_cap_devices;
+    const pb_compiled *cg;
+    int n_tasks, n_buffers;
+    int *waiting0;        /* [cap_tasks] dependencies of each task */
+    double *mem0;         /* [nd] resident parameter bytes per device */
+    unsigned char *used0; /* [nd] devices holding a node */
 } topo_prepared;
 
 /* ---------------------------------------------------------------- options */
@@ -153,6 +170,38 @@ static const pb_option_def topo_options[] = {
      .max = 1e12,
      .help = "bandwidth (B/µs) the NCCL model holds for; it scales by this / the group's",
      .offset = offsetof(topo_opts, nccl_ref_bandwidth)},
+    {.name = "base_groups",
+     .type = PB_OPT_BOOL,
+     .default_value = "true",
+     .min = 1,
+     .max = 0,
+     .help = "TAG's duplicate fallback: an op whose base group (ops joined by tensors that are "
+             "not batch-split) is not replicated alike computes the whole batch",
+     .offset = offsetof(topo_opts, base_groups)},
+    {.name = "prune",
+     .type = PB_OPT_BOOL,
+     .default_value = "true",
+     .min = 1,
+     .max = 0,
+     .help = "keep only the ops without successors (TAG's sink) and their ancestors: a replica "
+             "nobody reads is dropped",
+     .offset = offsetof(topo_opts, prune)},
+    {.name = "replace_placeholder",
+     .type = PB_OPT_BOOL,
+     .default_value = "true",
+     .min = 1,
+     .max = 0,
+     .help = "each replica of a Placeholder op waits for a shape Const of 0 µs on its device, "
+             "as TAG generates the input (so it queues behind ops ready at the start)",
+     .offset = offsetof(topo_opts, placeholder)},
+    {.name = "sum_parts",
+     .type = PB_OPT_BOOL,
+     .default_value = "true",
+     .min = 1,
+     .max = 0,
+     .help = "a batch-split 'sum' op reads a 'sum' tensor split alike replica to replica (TAG); "
+             "false: the partial sums are added on one device and sent whole to every replica",
+     .offset = offsetof(topo_opts, sum_parts)},
 };
 
 static int topo_create(const pb_create_args *a, void **instance, pb_error *err)
@@ -196,11 +245,11 @@ static void topo_pairs_free(topo_pairs *p)
     free(p->list);
 }
 
-static int topo_pair(topo_pairs *p, int a, int b)
+static inline int topo_pair(topo_pairs *p, int a, int b)
 {
     int cap = p->cap;
-    if (topo_grow(&p->a, &cap, p->n + 1, sizeof(int)) ||
-        topo_grow(&p->b, &p->cap, p->n + 1, sizeof(int)))
+    if (p->n >= p->cap && (topo_grow(&p->a, &cap, p->n + 1, sizeof(int)) ||
+                           topo_grow(&p->b, &p->cap, p->n + 1, sizeof(int))))
         return -1;
     p->a[p->n] = a;
     p->b[p->n++] = b;
@@ -257,6 +306,14 @@ static void topo_release(void *prepared)
     free(p->peak);
     free(p->busy);
     free(p->used);
+    free(p->cache_device);
+    free(p->cache_repl);
+    free(p->cache_start);
+    free(p->cache_devices);
+    free(p->cache_share);
+    free(p->waiting0);
+    free(p->mem0);
+    free(p->used0);
     free(p);
 }
 
@@ -286,6 +343,11 @@ static int topo_prepare(void *instance, const pb_graph *g, const pb_cluster *c, 
     p->nd = c->n_devices;
     size_t nd = (size_t)p->nd;
     p->compiler = pb_compiler_new();
+    if (p->compiler)
+        pb_compiler_set_flags(p->compiler, (p->opts.base_groups ? PB_COMPILE_BASE_GROUPS : 0u) |
+                                               (p->opts.prune ? PB_COMPILE_PRUNE : 0u) |
+                                               (p->opts.placeholder ? PB_COMPILE_PLACEHOLDER : 0u) |
+                                               (p->opts.sum_parts ? PB_COMPILE_SUM_PARTS : 0u));
     p->link_of = malloc(nd * nd * sizeof(int));
     p->mem_cap = malloc(nd * sizeof(double));
     p->price_us = malloc(nd * sizeof(double));
@@ -294,8 +356,10 @@ static int topo_prepare(void *instance, const pb_graph *g, const pb_cluster *c, 
     p->peak = malloc(nd * sizeof(double));
     p->busy = malloc(nd * sizeof(double));
     p->used = malloc(nd);
-    if (!p->compiler || !p->link_of || !p->mem_cap || !p->price_us || !p->dev_free || !p->mem ||
-        !p->peak || !p->busy || !p->used) {
+    p->mem0 = malloc(nd * sizeof(double));
+    p->used0 = malloc(nd);
+    if (!p->mem0 || !p->used0 || !p->compiler || !p->link_of || !p->mem_cap || !p->price_us ||
+        !p->dev_free || !p->mem || !p->peak || !p->busy || !p->used) {
         topo_release(p);
         return pb_errorf(err, "out of memory");
     }
@@ -329,7 +393,7 @@ static int topo_buffer_get(topo_prepared *p, int *n_buffers, int node, int port,
         }
     }
     int b = (*n_buffers)++;
-    p->buffers[b] = (topo_buffer){node, port, dev, 0, 0, p->buf_head[node], bytes};
+    p->buffers[b] = (topo_buffer){node, port, dev, 0, 0, 0, p->buf_head[node], bytes};
     p->buf_head[node] = b;
     *created = 1;
     return b;
@@ -355,7 +419,9 @@ static int topo_reserve(topo_prepared *p, const pb_compiled *cg)
         int cap = 2 * tasks;
         if (topo_realloc(&p->tasks, cap, sizeof(topo_task)) ||
             topo_realloc(&p->heap, cap, sizeof(topo_entry)) ||
-            topo_realloc(&p->waiting, cap, sizeof(int)) || topo_realloc(&p->fifo, cap, sizeof(int)))
+            topo_realloc(&p->waiting, cap, sizeof(int)) ||
+            topo_realloc(&p->waiting0, cap, sizeof(int)) ||
+            topo_realloc(&p->fifo, cap, sizeof(int)))
             return -1;
         p->cap_tasks = cap;
     }
@@ -399,8 +465,10 @@ static int topo_build(topo_prepared *p, const pb_compiled *cg, int *n_tasks, int
             if (bytes == 0)
                 continue;
             int t = nt++, created;
-            p->tasks[t] = (topo_task){
-                TOPO_TRANSFER, u, du == dv ? -1 : p->link_of[du * nd + dv], du, dv, bytes, 0, 0};
+            int link = du == dv ? -1 : p->link_of[du * nd + dv], pair = du * nd + dv;
+            double dur =
+                link < 0 ? 0 : floor(bytes / p->c->link_bandwidth[pair]) + p->c->link_latency[pair];
+            p->tasks[t] = (topo_task){TOPO_TRANSFER, u, link, du, dv, bytes, dur, 0, 0};
             int from = topo_buffer_get(p, n_buffers, u, k, du, bytes, &created);
             if (created && topo_pair(&p->produce, p->main_task[u], from))
                 return -1;
@@ -414,8 +482,8 @@ static int topo_build(topo_prepared *p, const pb_compiled *cg, int *n_tasks, int
         int t = nt++;
         int coll = cg->kind[v] == PB_CNODE_ALLREDUCE;
         double amount = coll ? cg->in_bytes[cg->in_start[v]] : cg->cost_us[v];
-        p->tasks[t] =
-            (topo_task){coll ? TOPO_COLLECTIVE : TOPO_COMPUTE, v, dv, dv, dv, amount, 0, 0};
+        p->tasks[t] = (topo_task){
+            coll ? TOPO_COLLECTIVE : TOPO_COMPUTE, v, dv, dv, dv, amount, coll ? 0 : amount, 0, 0};
         p->main_task[v] = t;
         int x = first_transfer;
         for (int i = cg->in_start[v]; i < cg->in_start[v + 1]; i++) {
@@ -499,22 +567,20 @@ static void topo_start(topo_prepared *p, const pb_compiled *cg, topo_run *run, i
     if (x->kind == TOPO_COMPUTE) {
         double begin = p->dev_free[x->resource] > run->time ? p->dev_free[x->resource] : run->time;
         x->start = begin;
-        x->end = begin + x->amount;
+        x->end = begin + x->dur;
         p->dev_free[x->resource] = x->end;
-        p->busy[x->resource] += x->amount;
+        p->busy[x->resource] += x->dur;
         topo_push(p->heap, &run->heap_n, (topo_entry){x->end, t});
         return;
     }
     if (x->kind == TOPO_TRANSFER) {
-        double begin = run->time, dur = 0;
+        double begin = run->time;
         if (x->resource >= 0) {
-            int pair = x->src * p->nd + x->dst;
             begin = p->link_free[x->resource] > begin ? p->link_free[x->resource] : begin;
-            dur = floor(x->amount / p->c->link_bandwidth[pair]) + p->c->link_latency[pair];
-            p->link_free[x->resource] = begin + dur;
+            p->link_free[x->resource] = begin + x->dur;
         }
         x->start = begin;
-        x->end = begin + dur;
+        x->end = begin + x->dur;
         topo_push(p->heap, &run->heap_n, (topo_entry){x->end, t});
         return;
     }
@@ -717,26 +783,123 @@ static int topo_resolve_split(const topo_prepared *p, const pb_strategy *s, topo
     return PB_OK;
 }
 
+/* ---------------------------------------------------------------- the strategy cache */
+
+/* The batch shares s carries (NULL: even), as the compiler reads them. */
+static const double *topo_shares(const pb_strategy *s)
+{
+    return s->struct_size >= sizeof *s ? s->device_share : NULL;
+}
+
+/* Whether s is, value for value, the strategy cached (what the compiler reads of it). */
+static int topo_cache_hit(const topo_prepared *p, const pb_strategy *s)
+{
+    const pb_strategy *c = &p->cache_s;
+    if (!p->cached || s->kind != c->kind || s->n_nodes != c->n_nodes ||
+        memcmp(s->device, c->device, (size_t)s->n_nodes * sizeof(int)) != 0)
+        return 0;
+    if (s->kind != PB_STRATEGY_REPLICATED)
+        return 1;
+    int ng = s->n_device_groups;
+    if (ng != c->n_device_groups ||
+        memcmp(s->replication, c->replication, (size_t)s->n_nodes * sizeof(int)) != 0 ||
+        memcmp(s->group_start, c->group_start, ((size_t)ng + 1) * sizeof(int)) != 0)
+        return 0;
+    size_t total = (size_t)s->group_start[ng];
+    const double *sh = topo_shares(s), *ch = topo_shares(c);
+    if (memcmp(s->group_devices, c->group_devices, total * sizeof(int)) != 0 || !sh != !ch)
+        return 0;
+    return !sh || memcmp(sh, ch, total * sizeof(double)) == 0;
+}
+
+/* Keeps a copy of s (a strategy that checked and compiled); -1 when out of memory. */
+static int topo_cache_store(topo_prepared *p, const pb_strategy *s)
+{
+    int n = s->n_nodes, replicated = s->kind == PB_STRATEGY_REPLICATED;
+    int ng = replicated ? s->n_device_groups : 0, total = replicated ? s->group_start[ng] : 0;
+    const double *sh = replicated ? topo_shares(s) : NULL;
+    int cap_nodes = p->cache_cap_nodes, cap_devices = p->cache_cap_devices;
+    if (topo_grow(&p->cache_device, &cap_nodes, n + 1, sizeof(int)) ||
+        topo_grow(&p->cache_repl, &p->cache_cap_nodes, n + 1, sizeof(int)) ||
+        topo_grow(&p->cache_start, &p->cache_cap_start, ng + 1, sizeof(int)) ||
+        topo_grow(&p->cache_devices, &cap_devices, total + 1, sizeof(int)) ||
+        topo_grow(&p->cache_share, &p->cache_cap_devices, total + 1, sizeof(double)))
+        return -1;
+    memcpy(p->cache_device, s->device, (size_t)n * sizeof(int));
+    p->cache_s = (pb_strategy){.struct_size = sizeof(pb_strategy),
+                               .kind = s->kind,
+                               .n_nodes = n,
+                               .device = p->cache_device};
+    if (!replicated)
+        return 0;
+    memcpy(p->cache_repl, s->replication, (size_t)n * sizeof(int));
+    memcpy(p->cache_start, s->group_start, ((size_t)ng + 1) * sizeof(int));
+    memcpy(p->cache_devices, s->group_devices, (size_t)total * sizeof(int));
+    if (sh)
+        memcpy(p->cache_share, sh, (size_t)total * sizeof(double));
+    p->cache_s.replication = p->cache_repl;
+    p->cache_s.n_device_groups = ng;
+    p->cache_s.group_start = p->cache_start;
+    p->cache_s.group_devices = p->cache_devices;
+    p->cache_s.device_share = sh ? p->cache_share : NULL;
+    return 0;
+}
+
+/* Compiles s and builds its tasks, unless s is the strategy built last. */
+static int topo_prepare_strategy(topo_prepared *p, const pb_strategy *s, pb_error *err)
+{
+    if (topo_cache_hit(p, s))
+        return PB_OK;
+    p->cached = 0;
+    const pb_strategy *resolved;
+    topo_split split = {0};
+    int rc = topo_resolve_split(p, s, &split, &resolved, err);
+    if (rc == PB_OK)
+        rc = pb_compile(p->compiler, p->g, p->c, resolved, &p->cg, err);
+    topo_split_free(&split);
+    if (rc != PB_OK)
+        return PB_ERR;
+    const pb_compiled *cg = p->cg;
+    if (topo_reserve(p, cg) || topo_build(p, cg, &p->n_tasks, &p->n_buffers) ||
+        topo_pairs_index(&p->deps, p->n_tasks) || topo_pairs_index(&p->consume, p->n_tasks) ||
+        topo_pairs_index(&p->produce, p->n_tasks) || topo_cache_store(p, s))
+        return pb_errorf(err, "out of memory");
+    for (int b = 0; b < p->n_buffers; b++)
+        p->buffers[b].refs0 = p->buffers[b].refs;
+    memset(p->waiting0, 0, (size_t)p->n_tasks * sizeof(int));
+    for (int i = 0; i < p->deps.n; i++)
+        p->waiting0[p->deps.b[i]]++;
+    memset(p->mem0, 0, (size_t)p->nd * sizeof(double));
+    memset(p->used0, 0, (size_t)p->nd);
+    for (int v = 0; v < cg->n_nodes; v++) {
+        p->mem0[cg->device[v]] += cg->param_bytes[v];
+        p->used0[cg->device[v]] = 1;
+    }
+    topo_collective_scales(p, cg);
+    p->cached = 1;
+    return PB_OK;
+}
+
 /* ---------------------------------------------------------------- evaluate */
 
 /* Zeroes the per-evaluation state; resident parameters open each device's memory. */
 static void topo_reset(topo_prepared *p, const pb_compiled *cg, int n_tasks)
 {
     int nd = p->nd;
-    memset(p->waiting, 0, (size_t)n_tasks * sizeof(int));
-    for (int i = 0; i < p->deps.n; i++)
-        p->waiting[p->deps.b[i]]++;
+    memcpy(p->waiting, p->waiting0, (size_t)n_tasks * sizeof(int));
+    for (int b = 0; b < p->n_buffers; b++) {
+        p->buffers[b].refs = p->buffers[b].refs0;
+        p->buffers[b].active = 0;
+    }
     for (int i = 0; i < p->n_links; i++)
         p->link_free[i] = 0;
     for (int d = 0; d < nd; d++)
-        p->dev_free[d] = p->mem[d] = p->busy[d] = 0;
-    memset(p->used, 0, (size_t)nd);
-    for (int v = 0; v < cg->n_nodes; v++) {
-        p->mem[cg->device[v]] += cg->param_bytes[v];
-        p->used[cg->device[v]] = 1;
-    }
-    for (int d = 0; d < nd; d++)
-        p->peak[d] = p->mem[d];
+        p->dev_free[d] = p->busy[d] = 0;
+    memcpy(p->mem, p->mem0, (size_t)nd * sizeof(double));
+    memcpy(p->peak, p->mem0, (size_t)nd * sizeof(double));
+    memcpy(p->used, p->used0, (size_t)nd);
+    for (int k = 0; k < cg->n_collectives; k++)
+        p->arrived[k] = 0;
 }
 
 static void topo_fill(const topo_prepared *p, const pb_compiled *cg, int n_tasks, double time,
@@ -814,7 +977,7 @@ static void topo_idle_after(const topo_prepared *p, const pb_compiled *cg, int n
 static void topo_records(const topo_prepared *p, const pb_compiled *cg, int n_tasks,
                          const pb_eval *out)
 {
-    static const char *const what[] = {"op", "split", "concat", "addn", "allreduce"};
+    static const char *const what[] = {"op", "split", "concat", "addn", "allreduce", "shape"};
     if (out->struct_size < sizeof(pb_eval) || !out->task_record)
         return;
     for (int t = 0; t < n_tasks; t++) {
@@ -843,22 +1006,11 @@ static void topo_records(const topo_prepared *p, const pb_compiled *cg, int n_ta
 static int topo_evaluate(void *prepared, const pb_strategy *s, pb_eval *out, pb_error *err)
 {
     topo_prepared *p = prepared;
-    const pb_compiled *cg;
-    const pb_strategy *resolved;
-    topo_split split = {0};
-    int rc = topo_resolve_split(p, s, &split, &resolved, err);
-    if (rc == PB_OK)
-        rc = pb_compile(p->compiler, p->g, p->c, resolved, &cg, err);
-    topo_split_free(&split);
-    if (rc != PB_OK)
+    if (topo_prepare_strategy(p, s, err))
         return PB_ERR;
-    int n_tasks, n_buffers;
-    if (topo_reserve(p, cg) || topo_build(p, cg, &n_tasks, &n_buffers) ||
-        topo_pairs_index(&p->deps, n_tasks) || topo_pairs_index(&p->consume, n_tasks) ||
-        topo_pairs_index(&p->produce, n_tasks))
-        return pb_errorf(err, "out of memory");
+    const pb_compiled *cg = p->cg;
+    int n_tasks = p->n_tasks;
     topo_reset(p, cg, n_tasks);
-    topo_collective_scales(p, cg);
     long long pops;
     double time = topo_loop(p, cg, n_tasks, &pops);
     topo_fill(p, cg, n_tasks, time, pops, out);

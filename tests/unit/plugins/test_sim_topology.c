@@ -167,12 +167,9 @@ static int test_node(const pb_graph *g, const char *name)
     return -1;
 }
 
-static int test_run(test_sim *s, const pb_graph *g, const pb_cluster *c, const pb_strategy *st,
-                    test_result *r, pb_error *err)
+/* An empty result whose pb_eval asks for every output. */
+static void test_result_init(test_result *r)
 {
-    const pb_simulator_ops *ops = s->desc->ops;
-    void *prepared = NULL;
-    assert_int_equal(ops->prepare(s->instance, g, c, &prepared, err), PB_OK);
     memset(r, 0, sizeof *r);
     r->ev = (pb_eval){.struct_size = sizeof(pb_eval),
                       .peak_mem_bytes = r->peak,
@@ -181,6 +178,15 @@ static int test_run(test_sim *s, const pb_graph *g, const pb_cluster *c, const p
                       .node_start_us = r->start,
                       .node_end_us = r->end,
                       .node_idle_after_us = r->idle_after};
+}
+
+static int test_run(test_sim *s, const pb_graph *g, const pb_cluster *c, const pb_strategy *st,
+                    test_result *r, pb_error *err)
+{
+    const pb_simulator_ops *ops = s->desc->ops;
+    void *prepared = NULL;
+    assert_int_equal(ops->prepare(s->instance, g, c, &prepared, err), PB_OK);
+    test_result_init(r);
     int rc = ops->evaluate(prepared, st, &r->ev, err);
     if (rc == PB_OK) { /* a second evaluation on the same handle gives the same result */
         double step = r->ev.step_time_us;
@@ -298,6 +304,50 @@ static void test_tag_duplicate(void **state)
     if (test_run(*state, g, &tc.c, &t.s, &r, &err) != PB_OK)
         fail_msg("%s", err.msg);
     test_expect(&r, 216, 524292, 524292);
+    graph_free(g);
+}
+
+/* §12 Example 4, mixed: gW, upd and lr on d1 alone, every other op a PS replica on {d0, d1}
+ * (W follows upd to d1), the NoOp on d0; two machines at 2810 B/µs.  The base group {W, y, gW,
+ * upd} is not replicated alike, so y computes the whole batch (TAG's duplicate fallback); x, its
+ * own group, stays split.  y's replica on d0 is read by nobody and pruned; the Concat of x on d0,
+ * y's first device, stays.  The spec's timeline: d0 x0 0-6; d1 W 0-2, lr 2-3, x1 3-9 (behind W
+ * and lr: x1 waits for its shape Const); x0 -> d1 6-29, x1 -> d0 9-32; the Concat on d0 at 32,
+ * sent to y1 on d1 32-67 (65536 / 2810 + 12 = 35); y1 67-167, gW 167-247, upd 247-267, the NoOp
+ * on d0 267-270.  Total 270, peak [65536, 524292], makespan of x 32 (0 to the Concat on d0). */
+static void test_tag_example4(void **state)
+{
+    pb_graph *g = test_graph_file("tag_example.json");
+    test_cluster tc;
+    int machine[2] = {0, 1};
+    test_cluster_init(&tc, 2, machine, 2810, 2810, 12);
+    static const int lists[] = {0, 1, -1, 0, -1, 1, -1};
+    test_strategy t;
+    test_strategy_init(&t, g->n_nodes, lists, 3, PB_REPL_PS);
+    const char *alone[] = {"gW", "upd", "lr"};
+    for (int i = 0; i < 3; i++) {
+        t.group[test_node(g, alone[i])] = 2;
+        t.repl[test_node(g, alone[i])] = PB_REPL_NONE;
+    }
+    int noop = test_node(g, "GradientDescent");
+    t.group[noop] = 1;
+    t.repl[noop] = PB_REPL_NONE;
+    test_result r;
+    pb_error err;
+    if (test_run(*state, g, &tc.c, &t.s, &r, &err) != PB_OK)
+        fail_msg("%s", err.msg);
+    test_expect(&r, 270, 65536, 524292);
+    int x = test_node(g, "x"), y = test_node(g, "y"), gw = test_node(g, "gW");
+    int upd = test_node(g, "upd");
+    assert_true(r.start[x] == 0 && r.end[x] == 32);
+    assert_true(r.start[y] == 67 && r.end[y] == 167);
+    assert_true(r.start[gw] == 167 && r.end[gw] == 247);
+    assert_true(r.start[upd] == 247 && r.end[upd] == 267);
+    assert_true(r.start[noop] == 267 && r.end[noop] == 270);
+    /* d0: x0 and the NoOp; d1: W, lr, x1, y1, gW, upd */
+    assert_true(r.busy[0] == 6 + 3 && r.busy[1] == 2 + 1 + 6 + 100 + 80 + 20);
+    /* links: x0 -> d1 23; x1 -> d0 23; the Concat -> d1 35 */
+    assert_true(r.link[0 * 2 + 1] == 23 + 35 && r.link[1 * 2 + 0] == 23);
     graph_free(g);
 }
 
@@ -652,6 +702,63 @@ static void test_idle_after(void **state)
     graph_free(g);
 }
 
+/* ---------------------------------------------------------------- the strategy cache */
+
+/* Every output of two evaluations is the same. */
+static void test_same_result(const test_result *a, const test_result *b, int n_nodes, int nd)
+{
+    assert_true(a->ev.step_time_us == b->ev.step_time_us);
+    assert_int_equal(a->ev.feasible, b->ev.feasible);
+    assert_true(a->ev.n_events == b->ev.n_events);
+    assert_memory_equal(a->peak, b->peak, (size_t)nd * sizeof(double));
+    assert_memory_equal(a->busy, b->busy, (size_t)nd * sizeof(double));
+    assert_memory_equal(a->link, b->link, (size_t)nd * nd * sizeof(double));
+    assert_memory_equal(a->start, b->start, (size_t)n_nodes * sizeof(double));
+    assert_memory_equal(a->end, b->end, (size_t)n_nodes * sizeof(double));
+    assert_memory_equal(a->idle_after, b->idle_after, (size_t)n_nodes * sizeof(double));
+}
+
+/* One prepared handle evaluates a strategy changed in place between calls (options, device
+ * lists, shares, back again): each result equals that of a handle that saw only that strategy,
+ * so the reuse of the last compiled graph never serves a stale one. */
+static void test_cache_changed_in_place(void **state)
+{
+    test_sim *sim = *state;
+    const pb_simulator_ops *ops = sim->desc->ops;
+    pb_graph *g = test_graph_file("tag_example.json");
+    test_cluster tc;
+    int machine[2] = {0, 1};
+    test_cluster_init(&tc, 2, machine, 2810, 2810, 12);
+    test_strategy t;
+    test_tag_dp(&t, g, PB_REPL_ALLREDUCE);
+    double share[4] = {0.75, 0.25, 1, 0};
+    void *prepared = NULL;
+    pb_error err;
+    assert_int_equal(ops->prepare(sim->instance, g, &tc.c, &prepared, &err), PB_OK);
+    int noop = test_node(g, "GradientDescent");
+    for (int step = 0; step < 6; step++) {
+        for (int v = 0; v < 7; v++)
+            if (v != noop)
+                t.repl[v] = step == 1 || step == 4 ? PB_REPL_PS : PB_REPL_ALLREDUCE;
+        t.devices[0] = step == 2 ? 1 : 0; /* step 2: the pair in the other order */
+        t.devices[1] = step == 2 ? 0 : 1;
+        t.s.device_share = step == 3 ? share : NULL;
+        test_result cached, fresh;
+        test_result_init(&cached);
+        if (ops->evaluate(prepared, &t.s, &cached.ev, &err) != PB_OK)
+            fail_msg("step %d: %s", step, err.msg);
+        assert_int_equal(test_run(sim, g, &tc.c, &t.s, &fresh, &err), PB_OK);
+        test_same_result(&cached, &fresh, 7, 2);
+        /* Example 2's schedule across machines: the AllReduce takes the unscaled model's
+         * max(trunc(0.0434 * 128 + 368.2), trunc(0.2777 * 128 + 211.9)) = 373 µs, 103-476; upd
+         * 476-496; the NoOp 496-499. */
+        if (step == 0 || step == 5)
+            assert_true(cached.ev.step_time_us == 499);
+    }
+    ops->release(prepared);
+    graph_free(g);
+}
+
 /* ---------------------------------------------------------------- bad input */
 
 static void test_refused(void **state, const pb_graph *g, const pb_cluster *c, const pb_strategy *s,
@@ -701,20 +808,14 @@ static void test_bad_input(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_tag_example1),
-        cmocka_unit_test(test_tag_example2),
-        cmocka_unit_test(test_tag_example3),
-        cmocka_unit_test(test_tag_duplicate),
-        cmocka_unit_test(test_oom),
-        cmocka_unit_test(test_chain_two_types),
-        cmocka_unit_test(test_matmul_allreduce),
-        cmocka_unit_test(test_matmul_ps),
-        cmocka_unit_test(test_bottleneck),
-        cmocka_unit_test(test_collective_order),
-        cmocka_unit_test(test_split_two_ops),
-        cmocka_unit_test(test_split_metis),
-        cmocka_unit_test(test_placeto_agreement),
-        cmocka_unit_test(test_idle_after),
+        cmocka_unit_test(test_tag_example1),     cmocka_unit_test(test_tag_example2),
+        cmocka_unit_test(test_tag_example3),     cmocka_unit_test(test_tag_duplicate),
+        cmocka_unit_test(test_tag_example4),     cmocka_unit_test(test_oom),
+        cmocka_unit_test(test_chain_two_types),  cmocka_unit_test(test_matmul_allreduce),
+        cmocka_unit_test(test_matmul_ps),        cmocka_unit_test(test_bottleneck),
+        cmocka_unit_test(test_collective_order), cmocka_unit_test(test_split_two_ops),
+        cmocka_unit_test(test_split_metis),      cmocka_unit_test(test_placeto_agreement),
+        cmocka_unit_test(test_idle_after),       cmocka_unit_test(test_cache_changed_in_place),
         cmocka_unit_test(test_bad_input),
     };
     return cmocka_run_group_tests(tests, test_setup, test_teardown);
