@@ -35,7 +35,7 @@ if (term eq "png") {
 }
 set output out
 
-set title "rank by step time (1 = best): " . subtitle
+set title "rank (1 = best; by step time, or by monetary cost where the problem says so): " . subtitle
 set xtics () rotate by 60 right scale 0
 set ytics () scale 0
 do for [i = 1:np] {

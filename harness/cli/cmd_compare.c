@@ -537,8 +537,10 @@ static int compare_plot_data(const compare_board *b, const char *dir)
             return cli_error("%s: %s", path, strerror(errno));
         fprintf(f, "# index\tlabel\tshort label\n");
         for (int i = 0; i < counts[k]; i++) {
-            /* The short label stops at the second comma: "cifar10-01, 3 devices". */
+            /* The short label drops the simulator: "cifar10-01, 3 devices, placeto-k80" (the
+             * cluster tells apart the zoo's problems of one size on two machines). */
             const char *comma = strchr(labels[k][i], ',');
+            comma = comma ? strchr(comma + 1, ',') : NULL;
             comma = comma ? strchr(comma + 1, ',') : NULL;
             int len = comma ? (int)(comma - labels[k][i]) : (int)strlen(labels[k][i]);
             fprintf(f, "%d\t%s\t%.*s\n", i, labels[k][i], len, labels[k][i]);
