@@ -4,8 +4,8 @@
 -- (TF FIFO scheduling, OOM = infeasible).  The graphs come from the model zoo, generated in the
 -- working directory first (REPRODUCE.md, "GDP"):
 --
---   placebench dataset gen rnnlm --layers 2 --out datasets/gdp      (and --layers 4)
---   placebench dataset gen gnmt  --layers 2 --out datasets/gdp      (and --layers 4, 8)
+--   placebench dataset gen rnnlm --layers 2 --out datasets/zoo      (and --layers 4)
+--   placebench dataset gen gnmt  --layers 2 --out datasets/zoo      (and --layers 4, 8)
 --
 --   placebench run configs/repro/gdp.lua -j 2                        # Table 1, every model x 2/4/8
 --   placebench run configs/repro/gdp.lua --profile quick -j 2        # 2-layer RNNLM and GNMT, short
@@ -26,9 +26,9 @@
 -- place once.  Three repeats: HDP (and GDP) vary with the seed, the fixed
 -- placements do not.
 
-local models = { "datasets/gdp/rnnlm-2l.json", "datasets/gdp/rnnlm-4l.json",
-                 "datasets/gdp/gnmt-2l.json", "datasets/gdp/gnmt-4l.json",
-                 "datasets/gdp/gnmt-8l.json" }
+local models = { "datasets/zoo/rnnlm-2l.json", "datasets/zoo/rnnlm-4l.json",
+                 "datasets/zoo/gnmt-2l.json", "datasets/zoo/gnmt-4l.json",
+                 "datasets/zoo/gnmt-8l.json" }
 local baselines = { "expert", "metis", { "hdp", steps = 4000 } }
 local methods = { "gdp", "expert", "metis", { "hdp", steps = 4000 } }
 
@@ -51,7 +51,7 @@ return experiment {
     -- Under 10 minutes on 2 cores: the two 2-layer models at 2 and 4 GPUs, one seed, HDP for 40
     -- steps (its curve, not its converged result).
     quick = {
-      datasets = { "datasets/gdp/rnnlm-2l.json", "datasets/gdp/gnmt-2l.json" },
+      datasets = { "datasets/zoo/rnnlm-2l.json", "datasets/zoo/gnmt-2l.json" },
       devices  = { 3, 5 },
       placer   = { "gdp", "expert", "metis", { "hdp", steps = 40 } },
       repeats  = 1,
@@ -59,7 +59,7 @@ return experiment {
       results  = "results/gdp-quick.db",
     },
     ["quick-baselines"] = {
-      datasets = { "datasets/gdp/rnnlm-2l.json", "datasets/gdp/gnmt-2l.json" },
+      datasets = { "datasets/zoo/rnnlm-2l.json", "datasets/zoo/gnmt-2l.json" },
       devices  = { 3, 5 },
       placer   = { "expert", "metis", { "hdp", steps = 40 } },
       repeats  = 1,

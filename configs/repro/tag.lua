@@ -5,7 +5,7 @@
 -- MCTS placers' run logs keep the strategy (`placebench report DB --tables tag` reads them).
 --
 --   for m in inceptionv3 resnet101 vgg19 transformer bert-small bert-large; do
---     placebench dataset gen $m --out zoo/$m; done
+--     placebench dataset gen $m --out datasets/zoo; done
 --   placebench run configs/repro/tag.lua --profile quick -j 2     # minutes
 --   placebench run configs/repro/tag.lua -j 2                     # 800 playouts, 3 seeds
 --   placebench report results/tag-quick.db --tables tag
@@ -17,9 +17,9 @@
 -- placers group devices by GPU type (device_groups = "type"), as TAG's code simulates the testbed (3 device groups, 21
 -- actions per op group); by machine the testbed has 7 (381 actions).
 
-local models = { "zoo/inceptionv3/inceptionv3.json", "zoo/resnet101/resnet101.json",
-                 "zoo/vgg19/vgg19.json", "zoo/transformer/transformer.json",
-                 "zoo/bert-small/bert-small.json", "zoo/bert-large/bert-large.json" }
+local models = { "datasets/zoo/inceptionv3.json", "datasets/zoo/resnet101.json",
+                 "datasets/zoo/vgg19.json", "datasets/zoo/transformer.json",
+                 "datasets/zoo/bert-small.json", "datasets/zoo/bert-large.json" }
 
 return experiment {
   name      = "tag",

@@ -7,9 +7,9 @@ source "$(dirname "$0")/lib/common.bash"
 unset PLACEBENCH_PLUGIN_PATH
 command -v sqlite3 >/dev/null || fail "the sqlite3 command-line tool is needed (package sqlite3)"
 
-mkdir -p datasets/gdp
-"$PB_BIN" dataset gen rnnlm --layers 2 --out datasets/gdp 2>/dev/null
-"$PB_BIN" dataset gen gnmt --layers 2 --out datasets/gdp 2>/dev/null
+mkdir -p datasets/zoo
+"$PB_BIN" dataset gen rnnlm --layers 2 --out datasets/zoo 2>/dev/null
+"$PB_BIN" dataset gen gnmt --layers 2 --out datasets/zoo 2>/dev/null
 cfg="$PB_SRC/configs/repro/gdp.lua"
 
 "$PB_BIN" run "$cfg" --profile quick-baselines -j 2 >run.out 2>&1 || {
@@ -23,7 +23,7 @@ db=results/gdp-quick-baselines.db
     fail "HDP's runs stored no search curve"
 
 # The stored expert run of 2-layer GNMT on 2 GPUs is `place --json`'s.
-want=$("$PB_BIN" place --graph datasets/gdp/gnmt-2l.json --placer expert --simulator topology \
+want=$("$PB_BIN" place --graph datasets/zoo/gnmt-2l.json --placer expert --simulator topology \
     --cluster gdp-p100 --devices 3 --json | python3 -c 'import json,sys; print(repr(json.load(sys.stdin)["best_step_time_us"]))')
 got=$(sql "$db" "SELECT best_us FROM runs WHERE placer = 'expert' AND n_devices = 3 AND graph LIKE 'gnmt%'")
 python3 -c "import sys; sys.exit(0 if abs($got - $want) <= 1e-9 * $want else 1)" ||
@@ -31,7 +31,7 @@ python3 -c "import sys; sys.exit(0 if abs($got - $want) <= 1e-9 * $want else 1)"
 
 # HDP: the same seed gives the same search.
 hdp() {
-    "$PB_BIN" place --graph datasets/gdp/rnnlm-2l.json --placer hdp --simulator topology \
+    "$PB_BIN" place --graph datasets/zoo/rnnlm-2l.json --placer hdp --simulator topology \
         --cluster gdp-p100 --devices 3 --episodes 6 --seed 4 --json --out "$1" 2>/dev/null |
         sed 's/"wall_s": [^,]*,//'
 }

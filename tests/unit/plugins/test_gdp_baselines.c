@@ -296,7 +296,7 @@ static void test_names(void **state)
 {
     (void)state;
     char model[32];
-    assert_int_equal(gdpu_model_name("datasets/gdp/gnmt-4l.json", model, sizeof model), 4);
+    assert_int_equal(gdpu_model_name("datasets/zoo/gnmt-4l.json", model, sizeof model), 4);
     assert_string_equal(model, "gnmt");
     assert_int_equal(gdpu_model_name("InceptionV3", model, sizeof model), 0);
     assert_string_equal(model, "inceptionv3");
