@@ -696,8 +696,9 @@ static int cmd_plot_gdp(const cmd_plot_opts *o, store *s, int *drawn)
     const papers_gdp_tables *pt = paper ? paper->gdp : NULL;
     store_gdp_table t;
     pb_error why = {{0}};
+    /* Drawn only when there are runs on the GDP cluster; no such run is no error (as for the
+     * HeterPS and TAG charts), so a Placeto results file plots without a word about GDP. */
     if (store_tables_gdp(s, pt ? pt->cluster : "gdp-p100", &t, &why) != PB_OK) {
-        fprintf(stderr, "placebench: no %s chart: %s\n", stem, why.msg);
         store_gdp_table_free(&t);
         return 0;
     }
