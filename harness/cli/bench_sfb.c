@@ -72,6 +72,22 @@ typedef struct bench_sfb_args {
     char opt_text[8][64];
 } bench_sfb_args;
 
+/* Appends the placer option key=value (a repeated key replaces the earlier value). */
+static int bench_sfb_add_opt(bench_sfb_args *a, const char *key, const char *value)
+{
+    size_t kl = strlen(key);
+    int i = 0;
+    while (i < a->n_opts && !(strncmp(a->opt_text[i], key, kl) == 0 && a->opt_text[i][kl] == '='))
+        i++;
+    if (i == (int)(sizeof a->opts / sizeof a->opts[0]))
+        return cli_error("bench sfb: too many placer options");
+    snprintf(a->opt_text[i], sizeof a->opt_text[i], "%s=%s", key, value);
+    a->opts[i] = a->opt_text[i];
+    if (i == a->n_opts)
+        a->n_opts++;
+    return 0;
+}
+
 /* One gradient's ILP, as the placer logs it (plugins/shared/dp_nccl, dp_sfb_record). */
 typedef struct bench_sfb_ilp {
     int candidates, status;
@@ -136,10 +152,7 @@ static int bench_sfb_passthrough(bench_sfb_args *a, const char *key, const char 
     if (errno || end == value || *end || v < 0 || (!is_double && v != floor(v)))
         return cli_error("bench sfb: %s wants a non-negative %s, not '%s'", arg,
                          is_double ? "number" : "integer", value);
-    char *text = a->opt_text[a->n_opts];
-    snprintf(text, sizeof a->opt_text[0], "%s=%s", key, value);
-    a->opts[a->n_opts++] = text;
-    return 0;
+    return bench_sfb_add_opt(a, key, value);
 }
 
 static int bench_sfb_option(bench_sfb_args *a, const char *arg, const char *value)
@@ -167,10 +180,7 @@ static int bench_sfb_option(bench_sfb_args *a, const char *arg, const char *valu
     if (strcmp(arg, "--mode") == 0) {
         if (strcmp(value, "gradient") != 0 && strcmp(value, "reference") != 0)
             return cli_error("bench sfb: --mode wants gradient or reference, not '%s'", value);
-        char *text = a->opt_text[a->n_opts];
-        snprintf(text, sizeof a->opt_text[0], "sfb_mode=%s", value);
-        a->opts[a->n_opts++] = text;
-        return 0;
+        return bench_sfb_add_opt(a, "sfb_mode", value);
     }
     return cli_error("bench sfb: unknown argument '%s' (see 'placebench bench sfb --help')", arg);
 }

@@ -123,6 +123,10 @@ if "$PB_BIN" bench sfb vgg19 --mode paper >/dev/null 2>err.txt; then fail "--mod
 grep -q "bench sfb: --mode wants gradient or reference, not 'paper'" err.txt || fail "$(cat err.txt)"
 if "$PB_BIN" bench sfb nosuch >/dev/null 2>err.txt; then fail "an unknown model was accepted"; fi
 grep -q "bench sfb: unknown model 'nosuch' (the zoo has: " err.txt || fail "$(cat err.txt)"
+# A repeated option replaces the earlier value (nine --depth once overran the option table).
+"$PB_BIN" bench sfb vgg19 $(for d in 1 2 3 4 5 6 7 8 9; do printf -- '--depth %s ' $d; done) \
+    >rep.out 2>rep.err || fail "bench sfb with a repeated --depth: $(cat rep.err)"
+grep -q "seed 1, sfb_depth=9\$" rep.out || fail "the last --depth does not stand alone: $(head -1 rep.out)"
 if "$PB_BIN" bench sfb vgg19 --depth -1 >/dev/null 2>err.txt; then fail "--depth -1 accepted"; fi
 grep -q "bench sfb: --depth wants a non-negative integer, not '-1'" err.txt || fail "$(cat err.txt)"
 if place --opt placer.sfb_time_limit=-2 >/dev/null 2>err.txt; then fail "a negative limit"; fi
