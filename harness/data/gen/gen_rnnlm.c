@@ -15,17 +15,16 @@
  * The unroll length is the spec's calibration knob.  With Zaremba's 35 steps a cell-step with its
  * dropout is ~80 ops here and the graph ~6,500 ops, 27 % under the paper's 9,021; the paper's
  * count implies (9,021 - ~170 fixed) / (2 x 80 + ~22 for the output dropout) ~ 48 steps, so
- * GEN_RNNLM_STEPS is 48 (8,785 ops).  Groups: per step and layer the gates and state, each
+ * the option `steps` defaults to 48 (8,785 ops).  Groups: per step and layer the gates and state, each
  * dropout, each layer's weights, the embedding, the projection and the loss.
  */
 #define GEN_RNNLM_HIDDEN 2048
 #define GEN_RNNLM_VOCAB 10000
-#define GEN_RNNLM_STEPS 48
 #define GEN_RNNLM_MAX_LAYERS 16
 
 int gen_rnnlm_generate(const gen_model_args *a, const char *name, pb_graph **out, pb_error *err)
 {
-    int b = a->batch, L = a->layers, T = GEN_RNNLM_STEPS, H = GEN_RNNLM_HIDDEN;
+    int b = a->batch, L = a->layers, T = a->opt[GEN_RNN_OPT_STEPS], H = GEN_RNNLM_HIDDEN;
     gen_ctx g;
     gen_init(&g, a->seed, b);
     gen_shape io[2] = {gen_shape1((long long)b * T), gen_shape2((long long)b * T, GEN_RNNLM_VOCAB)};
