@@ -127,8 +127,8 @@ typedef struct dataset_gen_args {
 } dataset_gen_args;
 
 /* Applies the --opt values to model m's arguments; 0 or 1 (message printed). */
-static int dataset_model_opts(const gen_model *m, gen_model_args *ma, const char *const *opt,
-                              int n, const char *cmd)
+static int dataset_model_opts(const gen_model *m, gen_model_args *ma, const char *const *opt, int n,
+                              const char *cmd)
 {
     pb_error err;
     for (int k = 0; k < n; k++)

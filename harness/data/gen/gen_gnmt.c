@@ -7,10 +7,10 @@
 /*
  * specs/gdp.md §10.2 (Wu et al. 2016; tensorflow/nmt wmt16_gnmt_4_layer.json): batch 64, 1024
  * units, L layers per side (2, 4 or 8), vocabularies of 32,000 (BPE), source and target unrolled
- * over 50 steps (option `steps`; static unroll: GDP places the unrolled graph).  Encoder: a bidirectional first
- * layer (forward and backward cells, the backward one over ReverseSequence'd inputs, outputs
- * concatenated) and L - 1 unidirectional layers, residual connections on the last L - 2.
- * Decoder (gnmt_v2): normed Bahdanau attention (v g / |v|, bias) queried by the bottom layer's
+ * over 50 steps (option `steps`; static unroll: GDP places the unrolled graph).  Encoder: a
+ * bidirectional first layer (forward and backward cells, the backward one over ReverseSequence'd
+ * inputs, outputs concatenated) and L - 1 unidirectional layers, residual connections on the last L
+ * - 2. Decoder (gnmt_v2): normed Bahdanau attention (v g / |v|, bias) queried by the bottom layer's
  * output; the context joins the input of every decoder layer (the previous step's context for the
  * bottom layer); residual connections from the third layer on.  Dropout 0.2 on every cell's input
  * (DropoutWrapper).  Per step the top output is projected onto the vocabulary and scored by a

@@ -321,8 +321,8 @@ int gen_model_set_opt(const gen_model *m, gen_model_args *a, const char *key_val
     const char *eq = strchr(key_value, '=');
     size_t len = eq ? (size_t)(eq - key_value) : strlen(key_value);
     int k = 0;
-    while (k < m->n_opts && (strlen(m->opts[k].key) != len ||
-                             strncmp(m->opts[k].key, key_value, len) != 0))
+    while (k < m->n_opts &&
+           (strlen(m->opts[k].key) != len || strncmp(m->opts[k].key, key_value, len) != 0))
         k++;
     if (k == m->n_opts)
         return pb_errorf(err, "%s: unknown option '%.*s' (%s)", m->name, (int)len, key_value,

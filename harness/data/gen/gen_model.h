@@ -81,16 +81,16 @@ typedef struct gen_model {
 } gen_model;
 
 /* Option indices (gen_model_args.opt) of the models that have options. */
-enum { GEN_INC_OPT_FUSED_BN = 0, GEN_INC_OPT_EMA = 1 };   /* inceptionv3-gdp */
-enum { GEN_AMOEBA_OPT_EMA = 0 };                          /* amoebanet */
-enum { GEN_RNN_OPT_STEPS = 0 };                           /* rnnlm, gnmt */
-enum {                                                    /* transformer-xl */
-    GEN_TXL_OPT_SEGMENTS = 0,
-    GEN_TXL_OPT_MEM_LEN = 1,
-    GEN_TXL_OPT_MASK = 2,
-    GEN_TXL_OPT_DROPOUT = 3
+enum { GEN_INC_OPT_FUSED_BN = 0, GEN_INC_OPT_EMA = 1 }; /* inceptionv3-gdp */
+enum { GEN_AMOEBA_OPT_EMA = 0 };                        /* amoebanet */
+enum { GEN_RNN_OPT_STEPS = 0 };                         /* rnnlm, gnmt */
+enum {                                                  /* transformer-xl */
+       GEN_TXL_OPT_SEGMENTS = 0,
+       GEN_TXL_OPT_MEM_LEN = 1,
+       GEN_TXL_OPT_MASK = 2,
+       GEN_TXL_OPT_DROPOUT = 3
 };
-enum { GEN_WAVENET_OPT_EXTRA = 0 };                       /* wavenet */
+enum { GEN_WAVENET_OPT_EXTRA = 0 }; /* wavenet */
 
 /* The models in a fixed order; NULL past the end or for an unknown name. */
 int gen_model_count(void);

@@ -15,8 +15,8 @@
  * The unroll length is the spec's calibration knob.  With Zaremba's 35 steps a cell-step with its
  * dropout is ~80 ops here and the graph ~6,500 ops, 27 % under the paper's 9,021; the paper's
  * count implies (9,021 - ~170 fixed) / (2 x 80 + ~22 for the output dropout) ~ 48 steps, so
- * the option `steps` defaults to 48 (8,785 ops).  Groups: per step and layer the gates and state, each
- * dropout, each layer's weights, the embedding, the projection and the loss.
+ * the option `steps` defaults to 48 (8,785 ops).  Groups: per step and layer the gates and state,
+ * each dropout, each layer's weights, the embedding, the projection and the loss.
  */
 #define GEN_RNNLM_HIDDEN 2048
 #define GEN_RNNLM_VOCAB 10000
