@@ -381,7 +381,7 @@ static void test_zoo_chain_sizes(void **state)
         if (strcmp(g->node_name[v], "fc1") == 0)
             fc1 = v;
     assert_true(fc1 >= 0);
-    assert_string_equal(g->node_type[fc1], "FC");
+    assert_string_equal(g->node_type[fc1], "FC in=273 out=400 batch=512");
     zoo_near(g->param_bytes[fc1], 4.0 * 109600, 0);
     zoo_near(g->flops[fc1], 3.0 * 2 * 273 * 400 * 512, 0);
     zoo_near(g->port_bytes[g->port_start[fc1]], 4.0 * 400 * 512, 0);
