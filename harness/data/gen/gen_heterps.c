@@ -150,15 +150,17 @@ int gen_ctrdnn_generate(const gen_model_args *a, const char *name, pb_graph **ou
     return gen_heterps_chain(l, n, a->batch, name, out, err);
 }
 
-/* 2EMB: wide & deep with two embedding tables, 1e5 x 128 (deep) and 1e5 x 1 (wide), 22 ids per
- * example (Avazu), after Paddle's fleet CTR test (specs/heterps.md §5). */
+/* 2EMB: wide & deep with two embedding tables, 1e5 x 128 (deep) and 1e5 x 1 (wide), n ids per
+ * example in each (option ids: the spec's [I] 22, Avazu's fields), after Paddle's fleet CTR test
+ * (specs/heterps.md §5).  The deep pool's 128 floats stay live across the wide layers' cuts. */
 int gen_2emb_generate(const gen_model_args *a, const char *name, pb_graph **out, pb_error *err)
 {
-    static const gen_layer l[10] = {
-        {"deep_emb", "EMB", 22, 2816, 2816, 0, 0, 22, 128, 1e5, 0},
-        {"deep_pool", "POOL", 2816, 128, 128, 0, 2816, 0, 0, 0, 0},
-        {"wide_emb", "EMB", 22, 22, 150, 0, 0, 22, 1, 1e5, 0},
-        {"wide_pool", "POOL", 22, 1, 129, 0, 22, 0, 0, 0, 0},
+    double n = a->opt[GEN_2EMB_OPT_IDS];
+    const gen_layer l[10] = {
+        {"deep_emb", "EMB", n, n * 128, n * 128, 0, 0, n, 128, 1e5, 0},
+        {"deep_pool", "POOL", n * 128, 128, 128, 0, n * 128, 0, 0, 0, 0},
+        {"wide_emb", "EMB", n, n, 128 + n, 0, 0, n, 1, 1e5, 0},
+        {"wide_pool", "POOL", n, 1, 129, 0, n, 0, 0, 0, 0},
         {"fc64", "FC", 128, 64, 65, 8256, 2 * 128 * 64, 0, 0, 0, 0},
         {"fc32", "FC", 64, 32, 33, 2080, 2 * 64 * 32, 0, 0, 0, 0},
         {"fc1", "FC", 32, 1, 2, 33, 2 * 32, 0, 0, 0, 0},

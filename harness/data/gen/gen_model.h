@@ -15,7 +15,7 @@
  */
 
 /* Most options a model has (gen_model.opts). */
-#define GEN_MODEL_MAX_OPTS 4
+#define GEN_MODEL_MAX_OPTS 6
 
 /*
  * A model option (`dataset gen MODEL --opt KEY=VALUE`): an integer knob where the model's spec
@@ -81,16 +81,19 @@ typedef struct gen_model {
 } gen_model;
 
 /* Option indices (gen_model_args.opt) of the models that have options. */
-enum { GEN_INC_OPT_FUSED_BN = 0, GEN_INC_OPT_EMA = 1 }; /* inceptionv3-gdp */
-enum { GEN_AMOEBA_OPT_EMA = 0 };                        /* amoebanet */
-enum { GEN_RNN_OPT_STEPS = 0 };                         /* rnnlm, gnmt */
-enum {                                                  /* transformer-xl */
-       GEN_TXL_OPT_SEGMENTS = 0,
-       GEN_TXL_OPT_MEM_LEN = 1,
-       GEN_TXL_OPT_MASK = 2,
-       GEN_TXL_OPT_DROPOUT = 3
+enum { GEN_INC_OPT_FUSED_BN = 0, GEN_INC_OPT_EMA = 1 };  /* inceptionv3-gdp */
+enum { GEN_AMOEBA_OPT_EMA = 0 };                         /* amoebanet */
+enum { GEN_RNN_OPT_STEPS = 0, GEN_RNNLM_OPT_VOCAB = 1 }; /* rnnlm and gnmt; vocab: rnnlm */
+/* transformer-xl */
+enum {
+    GEN_TXL_OPT_SEGMENTS = 0,
+    GEN_TXL_OPT_MEM_LEN = 1,
+    GEN_TXL_OPT_MASK = 2,
+    GEN_TXL_OPT_DROPOUT = 3,
+    GEN_TXL_OPT_VOCAB = 4
 };
 enum { GEN_WAVENET_OPT_EXTRA = 0 }; /* wavenet */
+enum { GEN_2EMB_OPT_IDS = 0 };      /* 2emb */
 
 /* The models in a fixed order; NULL past the end or for an unknown name. */
 int gen_model_count(void);

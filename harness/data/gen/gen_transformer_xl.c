@@ -23,9 +23,9 @@
  * positions built once (Range, outer product, Sin, Cos, ConcatV2).  Per segment the logits, the
  * softmax cross-entropy and its mean; the segment losses averaged.
  *
- * Options (gen_model.c): segments (4), mem_len (64), mask (1) and dropout (0).  Each layer's
- * memory for the next segment is kimiyoung's _cache_mem: the last mem_len rows of [memory; the
- * layer's input] (ConcatV2, StridedSlice, StopGradient).
+ * Options (gen_model.c): segments (4), mem_len (64), mask (1), dropout (0) and vocab (10k).  Each
+ * layer's memory for the next segment is kimiyoung's _cache_mem: the last mem_len rows of [memory;
+ * the layer's input] (ConcatV2, StridedSlice, StopGradient).
  *
  * Not matched: GDP's 2-layer graph has 2,618 ops; this one has 3,314 (+26.6 %).  Per layer and
  * segment it has 362 ops: 72 forward (the spec estimates ~80) and 290 gradient ops, ~4x the
@@ -49,7 +49,6 @@
 #define GEN_TXL_INNER 1000
 #define GEN_TXL_HEADS 10
 #define GEN_TXL_HEAD_D 50
-#define GEN_TXL_VOCAB 10000
 #define GEN_TXL_SEG 64
 #define GEN_TXL_MAX_SEGMENTS 16
 #define GEN_TXL_MAX_LAYERS 16
@@ -207,14 +206,15 @@ static void gen_txl_positions(gen_ctx *g, gen_txl_shared *s)
 int gen_transformer_xl_generate(const gen_model_args *a, const char *name, pb_graph **out,
                                 pb_error *err)
 {
-    int L = a->layers, b = a->batch, S = a->opt[GEN_TXL_OPT_SEGMENTS];
+    int L = a->layers, b = a->batch, S = a->opt[GEN_TXL_OPT_SEGMENTS],
+        V = a->opt[GEN_TXL_OPT_VOCAB];
     long long n = (long long)GEN_TXL_SEG * b, m = (long long)a->opt[GEN_TXL_OPT_MEM_LEN] * b;
     gen_ctx g;
     gen_init(&g, a->seed, b);
-    gen_shape io[2] = {gen_shape1(n * S), gen_shape2(n * S, GEN_TXL_VOCAB)};
+    gen_shape io[2] = {gen_shape1(n * S), gen_shape2(n * S, V)};
     gen_tensor data = gen_source(&g, "IteratorGetNext", "IteratorGetNext", io, 2);
     gen_push(&g, GEN_GROUP, "transformer/adaptive_embed");
-    gen_tensor table = gen_variable(&g, "lookup_table", gen_shape2(GEN_TXL_VOCAB, GEN_TXL_D));
+    gen_tensor table = gen_variable(&g, "lookup_table", gen_shape2(V, GEN_TXL_D));
     gen_pop(&g);
     gen_txl_shared s = {.mem_len = a->opt[GEN_TXL_OPT_MEM_LEN],
                         .mask = a->opt[GEN_TXL_OPT_MASK],
@@ -222,8 +222,8 @@ int gen_transformer_xl_generate(const gen_model_args *a, const char *name, pb_gr
     gen_push(&g, GEN_GROUP, "transformer/weights");
     s.r_w_bias = gen_variable(&g, "r_w_bias", gen_shape1(GEN_TXL_HEADS * GEN_TXL_HEAD_D));
     s.r_r_bias = gen_variable(&g, "r_r_bias", gen_shape1(GEN_TXL_HEADS * GEN_TXL_HEAD_D));
-    gen_tensor softmax_w = gen_variable(&g, "softmax/weight", gen_shape2(GEN_TXL_D, GEN_TXL_VOCAB));
-    gen_tensor softmax_b = gen_variable(&g, "softmax/bias", gen_shape1(GEN_TXL_VOCAB));
+    gen_tensor softmax_w = gen_variable(&g, "softmax/weight", gen_shape2(GEN_TXL_D, V));
+    gen_tensor softmax_b = gen_variable(&g, "softmax/bias", gen_shape1(V));
     gen_pop(&g);
     gen_txl_layer w[GEN_TXL_MAX_LAYERS];
     gen_tensor mem[GEN_TXL_MAX_LAYERS];
@@ -265,7 +265,7 @@ int gen_transformer_xl_generate(const gen_model_args *a, const char *name, pb_gr
         gen_push(&g, GEN_GROUP, "loss");
         h = gen_txl_dropout(&g, &s, h);
         gen_tensor logits = gen_bias_add(&g, gen_matmul(&g, h, softmax_w, 0), softmax_b);
-        gen_tensor labels = gen_rnn_step_slice(&g, gen_port(data, 1), n, GEN_TXL_VOCAB);
+        gen_tensor labels = gen_rnn_step_slice(&g, gen_port(data, 1), n, V);
         losses[seg] = gen_xent_loss(&g, logits, labels);
         gen_pop(&g);
         gen_pop(&g);

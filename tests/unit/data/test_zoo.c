@@ -325,6 +325,48 @@ static void test_zoo_opt_steps(void **state)
     assert_int_equal(zoo_ops_with("gnmt", 2, "steps=50"), zoo_ops_with("gnmt", 2, NULL));
 }
 
+/*
+ * The vocabularies (rnnlm and transformer-xl, the spec's [I] 10k): the op count does not change,
+ * the trainable parameters by 4 bytes per word in the embedding row (2048 or 500 floats), the
+ * softmax column (as many) and the softmax bias (1).
+ */
+static void test_zoo_opt_vocab(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *model;
+        double width;
+    } m[2] = {{"rnnlm", 2048}, {"transformer-xl", 500}};
+    for (int i = 0; i < 2; i++) {
+        const char *v = "vocab=5000";
+        pb_graph *d = zoo_generate_opts(m[i].model, 2, NULL, 0);
+        pb_graph *s = zoo_generate_opts(m[i].model, 2, &v, 1);
+        assert_int_equal(d->n_nodes, s->n_nodes);
+        zoo_near(zoo_trainable_bytes(d) - zoo_trainable_bytes(s), 4.0 * 5000 * (2 * m[i].width + 1),
+                 0);
+        graph_free(d);
+        graph_free(s);
+    }
+}
+
+/*
+ * 2EMB's ids per example (the spec's [I] 22): with 10, the deep embedding looks up 10 ids of
+ * 128 floats (out 1,280, its pool summing them: 3 x 1,280 x 512 training FLOPs), the wide one 10
+ * of 1 float, whose cut carries the deep pool's 128 live floats too (138 x 4 x 512 bytes).
+ */
+static void test_zoo_opt_2emb_ids(void **state)
+{
+    (void)state;
+    const char *ids = "ids=10";
+    pb_graph *g = zoo_generate_opts("2emb", 0, &ids, 1);
+    assert_int_equal(g->n_nodes, 10);
+    assert_string_equal(g->node_type[0], "EMB in=10 out=1280 ids=10 dim=128 rows=100000 batch=512");
+    zoo_near(g->flops[1], 3.0 * 1280 * 512, 0);
+    zoo_near(g->port_bytes[g->port_start[2]], 4.0 * 138 * 512, 0);
+    assert_string_equal(g->name, "2emb+ids=10");
+    graph_free(g);
+}
+
 /* Bad options: unknown key, not an integer, out of range, a model without options. */
 static void test_zoo_opt_bad(void **state)
 {
@@ -480,6 +522,8 @@ int main(void)
         cmocka_unit_test(test_zoo_opt_transformer_xl),
         cmocka_unit_test(test_zoo_opt_wavenet),
         cmocka_unit_test(test_zoo_opt_steps),
+        cmocka_unit_test(test_zoo_opt_vocab),
+        cmocka_unit_test(test_zoo_opt_2emb_ids),
         cmocka_unit_test(test_zoo_opt_bad),
         cmocka_unit_test(test_zoo_bad_arguments),
         cmocka_unit_test(test_zoo_annotations),
