@@ -129,23 +129,35 @@ int gen_matchnet_generate(const gen_model_args *a, const char *name, pb_graph **
 
 /* CTRDNN-L: PaddleRec CTR-DNN (26 sparse slots of one id in a 1,000,001 x 10 table, 13 dense
  * inputs, FC 400 layers, softmax of 2).  L = 8 is the classic model; L - 5 FC layers of 400 in
- * general; L = 7 is CTRDNN-8 without its pool layer (the paper's §6.3 "CTRDNN of 7 layers"). */
+ * general; L = 7 is CTRDNN-8 without its pool layer (the paper's §6.3 "CTRDNN of 7 layers").
+ * Option dnn=1: the newer PaddleRec models/rank/dnn the spec keeps as an option (§5): rows of 9
+ * floats and FC 512-256-128-32 before the softmax of 2, 9 layers. */
 int gen_ctrdnn_generate(const gen_model_args *a, const char *name, pb_graph **out, pb_error *err)
 {
-    int L = a->layers, n = 0;
+    static const double rank_dnn[4] = {512, 256, 128, 32};
+    int L = a->layers, n = 0, dnn = a->opt[GEN_CTRDNN_OPT_DNN];
+    if (dnn && L != 9)
+        return pb_errorf(err,
+                         "%s: the PaddleRec rank/dnn variant (dnn=1) has 9 layers; give "
+                         "--layers 9",
+                         name);
+    double dim = dnn ? 9 : 10, emb = 26 * dim, cat = emb + 13, width = 400;
     gen_layer l[GEN_CTRDNN_MAX_LAYERS];
     char names[GEN_CTRDNN_MAX_LAYERS][16];
-    l[n++] = (gen_layer){"emb", "EMB", 26, 260, 260, 0, 0, 26, 10, 1000001, 0};
+    l[n++] = (gen_layer){"emb", "EMB", 26, emb, emb, 0, 0, 26, dim, 1000001, 0};
     if (L != 7)
-        l[n++] = (gen_layer){"pool", "POOL", 260, 260, 260, 0, 260, 0, 0, 0, 0};
-    l[n++] = (gen_layer){"concat", "CONCAT", 273, 273, 273, 0, 0, 0, 0, 0, 0};
-    int fcs = L == 7 ? 3 : L - 5;
+        l[n++] = (gen_layer){"pool", "POOL", emb, emb, emb, 0, emb, 0, 0, 0, 0};
+    l[n++] = (gen_layer){"concat", "CONCAT", cat, cat, cat, 0, 0, 0, 0, 0, 0};
+    int fcs = dnn ? 4 : L == 7 ? 3 : L - 5;
+    double in = cat;
     for (int k = 0; k < fcs; k++, n++) {
-        double in = k == 0 ? 273 : 400;
+        width = dnn ? rank_dnn[k] : 400;
         snprintf(names[k], sizeof names[k], "fc%d", k + 1);
-        l[n] = (gen_layer){names[k], "FC", in, 400, 400, in * 400 + 400, 2 * in * 400, 0, 0, 0, 0};
+        l[n] = (gen_layer){names[k],       "FC", in, width, width, in * width + width,
+                           2 * in * width, 0,    0,  0,     0};
+        in = width;
     }
-    l[n++] = (gen_layer){"fc_out", "FC", 400, 2, 2, 802, 1600, 0, 0, 0, 0};
+    l[n++] = (gen_layer){"fc_out", "FC", in, 2, 2, 2 * in + 2, 4 * in, 0, 0, 0, 0};
     l[n++] = (gen_layer){"loss", "LOSS", 2, 1, 1, 0, 10, 0, 0, 0, 0};
     return gen_heterps_chain(l, n, a->batch, name, out, err);
 }

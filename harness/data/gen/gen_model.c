@@ -250,7 +250,10 @@ static const gen_model gen_models[] = {
      NULL,
      gen_ctrdnn_generate,
      NULL,
-     .n_opts = 0},
+     .opts = {{"dnn", 0, 0, 1,
+               "1: the newer PaddleRec models/rank/dnn (rows of 9, FC 512-256-128-32, 9 "
+               "layers: --layers 9), which the spec keeps as an option; 0: the classic CTR-DNN"}},
+     .n_opts = 1},
     {"2emb",
      "HeterPS",
      "wide & deep with two embedding tables, layer chain",

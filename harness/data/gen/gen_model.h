@@ -94,6 +94,7 @@ enum {
 };
 enum { GEN_WAVENET_OPT_EXTRA = 0 }; /* wavenet */
 enum { GEN_2EMB_OPT_IDS = 0 };      /* 2emb */
+enum { GEN_CTRDNN_OPT_DNN = 0 };    /* ctrdnn */
 
 /* The models in a fixed order; NULL past the end or for an unknown name. */
 int gen_model_count(void);

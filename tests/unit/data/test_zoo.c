@@ -367,6 +367,32 @@ static void test_zoo_opt_2emb_ids(void **state)
     graph_free(g);
 }
 
+/*
+ * CTRDNN's dnn=1, PaddleRec models/rank/dnn (specs/heterps.md §5): 26 ids into rows of 9 (234
+ * floats), 13 dense inputs (247), FC 512, 256, 128, 32 and the softmax of 2: dense parameters
+ * 247 x 512 + 512 = 126,976, 512 x 256 + 256 = 131,328, 256 x 128 + 128 = 32,896,
+ * 128 x 32 + 32 = 4,128 and 32 x 2 + 2 = 66; 9 layers, so any other --layers is refused.
+ */
+static void test_zoo_opt_ctrdnn_dnn(void **state)
+{
+    (void)state;
+    static const double params[5] = {126976, 131328, 32896, 4128, 66};
+    const char *dnn = "dnn=1";
+    pb_graph *g = zoo_generate_opts("ctrdnn", 9, &dnn, 1);
+    assert_int_equal(g->n_nodes, 9);
+    assert_string_equal(g->name, "ctrdnn-9l+dnn=1");
+    assert_string_equal(g->node_type[2], "CONCAT in=247 out=247 batch=512");
+    for (int k = 0; k < 5; k++)
+        zoo_near(g->param_bytes[3 + k], 4.0 * params[k], 0);
+    zoo_near(g->flops[3], 3.0 * 2 * 247 * 512 * 512, 0);
+    graph_free(g);
+    gen_model_args a = {.seed = 1};
+    pb_error err;
+    assert_int_equal(gen_model_set_opt(gen_model_find("ctrdnn"), &a, dnn, &err), PB_OK);
+    assert_int_equal(gen_model_generate(gen_model_find("ctrdnn"), &a, &g, &err), PB_ERR);
+    assert_non_null(strstr(err.msg, "has 9 layers; give --layers 9"));
+}
+
 /* Bad options: unknown key, not an integer, out of range, a model without options. */
 static void test_zoo_opt_bad(void **state)
 {
@@ -524,6 +550,7 @@ int main(void)
         cmocka_unit_test(test_zoo_opt_steps),
         cmocka_unit_test(test_zoo_opt_vocab),
         cmocka_unit_test(test_zoo_opt_2emb_ids),
+        cmocka_unit_test(test_zoo_opt_ctrdnn_dnn),
         cmocka_unit_test(test_zoo_opt_bad),
         cmocka_unit_test(test_zoo_bad_arguments),
         cmocka_unit_test(test_zoo_annotations),
