@@ -363,9 +363,16 @@ int gen_model_generate(const gen_model *m, const gen_model_args *a, pb_graph **o
 {
     gen_model_args full = *a;
     *out = NULL;
-    for (int k = 0; k < m->n_opts; k++)
+    for (int k = 0; k < m->n_opts; k++) {
+        const gen_model_opt *o = &m->opts[k];
         if (!(full.opt_set & 1u << k))
-            full.opt[k] = m->opts[k].def;
+            full.opt[k] = o->def;
+        else if (full.opt[k] < o->min || full.opt[k] > o->max)
+            return pb_errorf(err, "%s: option %s needs an integer in %d..%d (got %d)", m->name,
+                             o->key, o->min, o->max, full.opt[k]);
+    }
+    if (full.opt_set >> m->n_opts)
+        return pb_errorf(err, "%s: an option is set that the model does not have", m->name);
     if (full.batch == 0)
         full.batch = m->batch;
     if (full.layers == 0)

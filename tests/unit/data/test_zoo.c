@@ -410,6 +410,15 @@ static void test_zoo_opt_bad(void **state)
     assert_int_equal(gen_model_set_opt(gen_model_find("vgg19"), &a, "ema=1", &err), PB_ERR);
     assert_non_null(strstr(err.msg, "has no options"));
     assert_int_equal(a.opt_set, 0);
+    /* a value set past gen_model_set_opt is checked when generating */
+    a.opt[GEN_TXL_OPT_SEGMENTS] = 17;
+    a.opt_set = 1u << GEN_TXL_OPT_SEGMENTS;
+    pb_graph *g = NULL;
+    assert_int_equal(gen_model_generate(m, &a, &g, &err), PB_ERR);
+    assert_non_null(strstr(err.msg, "segments needs an integer in 1..16 (got 17)"));
+    a.opt_set = 1u << 5;
+    assert_int_equal(gen_model_generate(m, &a, &g, &err), PB_ERR);
+    assert_null(g);
 }
 
 /* Every model: same seed, same checksum. */
