@@ -100,6 +100,12 @@ static const pb_option_def tag_options[] = {
      .help = "shuffle a node's children after expansion (TAG's code), so ties go to a random "
              "child",
      .offset = TAG_OPT(shuffle)},
+    {.name = "stop_when_better",
+     .type = PB_OPT_BOOL,
+     .default_value = "false",
+     .help = "stop the search at the first playout whose strategy beats the baseline (reward > "
+             "0), as TAG's Table 7 runs do; the run's curve then ends at that playout",
+     .offset = TAG_OPT(stop_when_better)},
 #if defined(TAG_GNN)
     {.name = "params",
      .type = PB_OPT_STRING,
