@@ -165,16 +165,21 @@ static void cli_tag_paper_value(FILE *f, double v, const char *fmt)
         fprintf(f, fmt, v);
 }
 
+/* Whether any model has runs of placer (with curves when `curves`). */
+static int cli_tag_has(const store_tag_table *t, const char *placer, int curves)
+{
+    for (int i = 0; i < t->n_models; i++) {
+        const store_tag_cell *c = store_tag_at(t, t->models[i], placer);
+        if (c && (curves ? c->n_curves : c->n_runs) > 0)
+            return 1;
+    }
+    return 0;
+}
+
 /* TAG's Table 7 from the MCTS runs' curves: playouts until the search first beats DP-NCCL. */
 static void cli_tag_table7(FILE *f, const store_tag_table *t, const papers_tag_tables *pt)
 {
-    int any = 0;
-    for (int i = 0; i < t->n_models && !any; i++)
-        for (int p = 2; p < CLI_TAG_N_PLACERS && !any; p++) {
-            const store_tag_cell *c = store_tag_at(t, t->models[i], cli_tag_placers[p]);
-            any = c && c->n_curves > 0;
-        }
-    if (!any)
+    if (!cli_tag_has(t, cli_tag_placers[2], 1) && !cli_tag_has(t, cli_tag_placers[3], 1))
         return;
     fprintf(f, "\n### Playouts until the search first beats DP-NCCL (TAG's Table 7: 0-based "
                "index of the first playout with reward > 0)\n\n");
@@ -207,12 +212,7 @@ static void cli_tag_table7(FILE *f, const store_tag_table *t, const papers_tag_t
  * file trained without the model: the "tag-holdout" runs). */
 static void cli_tag_table8(FILE *f, const store_tag_table *t, const papers_tag_tables *pt)
 {
-    int any = 0;
-    for (int i = 0; i < t->n_models && !any; i++) {
-        const store_tag_cell *c = store_tag_at(t, t->models[i], "tag-holdout");
-        any = c && c->n_runs > 0;
-    }
-    if (!any)
+    if (!cli_tag_has(t, "tag-holdout", 0))
         return;
     fprintf(f, "\n### Hold-out model (TAG's Table 8): speed-up over DP-NCCL (%%), TAG trained with "
                "all models, TAG- without this one — ours / paper (testbed)\n\n");
