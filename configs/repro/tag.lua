@@ -29,7 +29,8 @@ local models = { "datasets/zoo/inceptionv3.json", "datasets/zoo/resnet101.json",
 -- five models; 20 topologies each = the paper's 100 runs.  Table 8: TAG with the network trained
 -- on every model and TAG- with one trained without the model searched ("-without-MODEL." in the
 -- file name: report --tables tag files those runs as the hold-out), against DP-NCCL on the
--- testbed.  The quick variants: the two models and the networks of tag-train.sh's quick profile.
+-- testbed.  The quick variants: the two models and the networks of tag-train.sh's quick profile
+-- (Table 7: 10 topologies).
 local t7_models = { "datasets/zoo/inceptionv3.json", "datasets/zoo/resnet101.json",
                     "datasets/zoo/vgg19.json", "datasets/zoo/transformer.json",
                     "datasets/zoo/bert-small.json" }
@@ -88,7 +89,7 @@ return experiment {
     ["table7-quick"] = {
       datasets = quick_models, cluster = "tag-random", devices = 8,
       placer   = table7("results/tag-gnn-quick.params", 200, 200),
-      repeats  = 4,
+      repeats  = 10,
       timeout  = 600,
       results  = "results/tag-table7-quick.db",
     },
