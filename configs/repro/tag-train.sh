@@ -8,7 +8,10 @@
 # Deterministic: the same profile gives the same parameter file, byte for byte.
 #
 #   configs/repro/tag-train.sh quick|full [OUT.json]     (PB=path/to/placebench, WORK=folder,
-#                                                        DEVICE_GROUPS=type|machine)
+#                                                        DEVICE_GROUPS=type|machine,
+#                                                        HOLDOUT=model)
+# HOLDOUT leaves one model out of the records (TAG's Table 8: train without it, search on it).
+# One Adam optimizer runs through the whole chain (its moments travel in the parameter file).
 # Device groups by GPU type (default), as configs/repro/tag.lua searches and as TAG's code merges
 # its testbed: at most 3 device groups, 21 actions per op group.
 set -euo pipefail
@@ -26,6 +29,16 @@ full) models="inceptionv3 resnet101 vgg19 bert-small bert-large" randoms=8 limit
     exit 2
     ;;
 esac
+if [ -n "${HOLDOUT:-}" ]; then
+    case " $models " in
+    *" $HOLDOUT "*) models=$(echo " $models " | sed "s/ $HOLDOUT / /; s/^ //; s/ $//") ;;
+    *)
+        echo "tag-train.sh: HOLDOUT '$HOLDOUT' is not one of the $profile profile's models" \
+            "($models)" >&2
+        exit 2
+        ;;
+    esac
+fi
 
 mkdir -p "$work/zoo"
 for m in $models; do

@@ -21,6 +21,44 @@ local models = { "datasets/zoo/inceptionv3.json", "datasets/zoo/resnet101.json",
                  "datasets/zoo/vgg19.json", "datasets/zoo/transformer.json",
                  "datasets/zoo/bert-small.json", "datasets/zoo/bert-large.json" }
 
+-- Tables 7 and 8 (specs/tag.md §11; configs/repro/tag-tables78.sh trains the networks first).
+-- Table 7: on random unseen 8-GPU topologies (tag-random, one per repeat, drawn from this
+-- experiment's seed: the training's topologies come from other seeds), MCTS playouts until the
+-- search first beats DP-NCCL, TAG (GNN priors, at most 200 playouts) against pure MCTS (at most
+-- 2000), each stopping there (stop_when_better), as TAG's generalization scripts do.  The paper's
+-- five models; 20 topologies each = the paper's 100 runs.  Table 8: TAG with the network trained
+-- on every model and TAG- with one trained without the model searched ("-without-MODEL." in the
+-- file name: report --tables tag files those runs as the hold-out), against DP-NCCL on the
+-- testbed.  The quick variants: the two models and the networks of tag-train.sh's quick profile
+-- (Table 7: 10 topologies).
+local t7_models = { "datasets/zoo/inceptionv3.json", "datasets/zoo/resnet101.json",
+                    "datasets/zoo/vgg19.json", "datasets/zoo/transformer.json",
+                    "datasets/zoo/bert-small.json" }
+local quick_models = { "datasets/zoo/vgg19.json", "datasets/zoo/inceptionv3.json" }
+-- Table 8's models: those of Table 8 that tag-train.sh's full profile trains on (its records
+-- have no Transformer, so a Transformer row would compare two networks that never saw it).
+local t8_models = { "datasets/zoo/inceptionv3.json", "datasets/zoo/resnet101.json",
+                    "datasets/zoo/vgg19.json", "datasets/zoo/bert-small.json" }
+
+local function table7(params, pure_playouts, tag_playouts)
+  return {
+    { "pure-mcts", playouts = pure_playouts, device_groups = "type", stop_when_better = true },
+    { "tag", playouts = tag_playouts, device_groups = "type", stop_when_better = true,
+      params = params },
+  }
+end
+
+-- DP-NCCL, TAG with `all`, and TAG- with `prefix .. "-without-" .. MODEL .. ".params"` per model.
+local function table8(list, all, prefix, playouts)
+  local p = { "dp-nccl", { "tag", playouts = playouts, device_groups = "type", params = all } }
+  for _, path in ipairs(list) do
+    local m = path:match("([^/]+)%.json$")
+    p[#p + 1] = { "tag", playouts = playouts, device_groups = "type",
+                  params = prefix .. "-without-" .. m .. ".params" }
+  end
+  return p
+end
+
 return experiment {
   name      = "tag",
   datasets  = models,
@@ -41,6 +79,32 @@ return experiment {
       repeats = 1,
       timeout = 600,
       results = "results/tag-quick.db",
+    },
+    table7 = {
+      datasets = t7_models, cluster = "tag-random", devices = 8,
+      placer   = table7("results/tag-gnn.params", 2000, 200),
+      repeats  = 20,
+      results  = "results/tag-table7.db",
+    },
+    ["table7-quick"] = {
+      datasets = quick_models, cluster = "tag-random", devices = 8,
+      placer   = table7("results/tag-gnn-quick.params", 200, 200),
+      repeats  = 10,
+      timeout  = 600,
+      results  = "results/tag-table7-quick.db",
+    },
+    table8 = {
+      datasets = t8_models,
+      placer   = table8(t8_models, "results/tag-gnn.params", "results/tag-gnn", 800),
+      repeats  = 3,
+      results  = "results/tag-table8.db",
+    },
+    ["table8-quick"] = {
+      datasets = quick_models,
+      placer   = table8(quick_models, "results/tag-gnn-quick.params", "results/tag-gnn-quick", 100),
+      repeats  = 1,
+      timeout  = 600,
+      results  = "results/tag-table8-quick.db",
     },
   },
 }

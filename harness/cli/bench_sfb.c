@@ -18,7 +18,8 @@
 
 static const char bench_sfb_usage[] =
     "placebench bench sfb [MODEL]... [--batch 4] [--cluster tag-sfb] [--devices 2] [--depth D] "
-    "[--time-limit S] [--max-candidates K] [--mode gradient|reference] [--seed S] [--top K]";
+    "[--time-limit S] [--max-candidates K] [--mode gradient|reference] [--sync paper|nccl] "
+    "[--seed S] [--top K]";
 
 /* TAG's six models (Table 5's rows); the Transformer only when the zoo has it. */
 static const char *const bench_sfb_models[] = {"inceptionv3", "resnet101",  "vgg19",
@@ -53,6 +54,9 @@ static void bench_sfb_help(void)
         "  --mode M          dp-nccl's sfb_mode: gradient (default; one ILP per gradient,\n"
         "                    the paper's) or reference (one ILP per model, the reference\n"
         "                    code's; the ILP columns then count models, not gradients)\n"
+        "  --sync P          dp-nccl's sfb_sync: how the per-gradient ILP prices an AllReduce,\n"
+        "                    paper (default; 2(D-1)/D L/tau) or nccl (the topology simulator's\n"
+        "                    collective model at its default coefficients)\n"
         "  --seed S          run and cluster seed; default 1\n"
         "  --top K           op types listed in Table 6; default 5\n\n"
         "Times are wall times of this process (one core); CBC runs single-threaded.\n",
@@ -181,6 +185,11 @@ static int bench_sfb_option(bench_sfb_args *a, const char *arg, const char *valu
         if (strcmp(value, "gradient") != 0 && strcmp(value, "reference") != 0)
             return cli_error("bench sfb: --mode wants gradient or reference, not '%s'", value);
         return bench_sfb_add_opt(a, "sfb_mode", value);
+    }
+    if (strcmp(arg, "--sync") == 0) {
+        if (strcmp(value, "paper") != 0 && strcmp(value, "nccl") != 0)
+            return cli_error("bench sfb: --sync wants paper or nccl, not '%s'", value);
+        return bench_sfb_add_opt(a, "sfb_sync", value);
     }
     return cli_error("bench sfb: unknown argument '%s' (see 'placebench bench sfb --help')", arg);
 }

@@ -1,5 +1,6 @@
-/* cli_tables_tag.c — TAG's testbed tables (Fig. 5's per-iteration times, Table 4's strategies,
- * search time per model) from the runs of the topology simulator, beside the paper's figures. */
+/* cli_tables_tag.c — TAG's tables (Fig. 5's per-iteration times, Table 4's strategies, search
+ * time per model, Table 7's playouts until DP-NCCL is beaten, Table 8's hold-out model) from the
+ * runs of the topology simulator, beside the paper's figures. */
 #include "cli_tables.h"
 
 #include "report/papers.h"
@@ -155,13 +156,95 @@ static void cli_tag_search(FILE *f, const store_tag_table *t, const papers_tag_t
     }
 }
 
+/* A paper figure, "-" when the paper has none. */
+static void cli_tag_paper_value(FILE *f, double v, const char *fmt)
+{
+    if (isnan(v))
+        fprintf(f, " - |");
+    else
+        fprintf(f, fmt, v);
+}
+
+/* Whether any model has runs of placer (with curves when `curves`). */
+static int cli_tag_has(const store_tag_table *t, const char *placer, int curves)
+{
+    for (int i = 0; i < t->n_models; i++) {
+        const store_tag_cell *c = store_tag_at(t, t->models[i], placer);
+        if (c && (curves ? c->n_curves : c->n_runs) > 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* TAG's Table 7 from the MCTS runs' curves: playouts until the search first beats DP-NCCL. */
+static void cli_tag_table7(FILE *f, const store_tag_table *t, const papers_tag_tables *pt)
+{
+    if (!cli_tag_has(t, cli_tag_placers[2], 1) && !cli_tag_has(t, cli_tag_placers[3], 1))
+        return;
+    fprintf(f, "\n### Playouts until the search first beats DP-NCCL (TAG's Table 7: 0-based "
+               "index of the first playout with reward > 0)\n\n");
+    fprintf(f, "| model | placer | runs that beat it | playouts (mean over those) | simulator "
+               "calls by then | playouts, unbeaten runs counted at their budget | paper |\n");
+    fprintf(f, "|---|---|---:|---:|---:|---:|---:|\n");
+    for (int i = 0; i < t->n_models; i++) {
+        const char *m = cli_tag_model_at(t, pt, i);
+        const papers_tag_model *pm = cli_tag_paper_model(pt, m);
+        for (int p = 2; p < CLI_TAG_N_PLACERS; p++) {
+            const store_tag_cell *c = store_tag_at(t, m, cli_tag_placers[p]);
+            if (!c || c->n_curves == 0)
+                continue;
+            fprintf(f, "| %s | %s | %d/%d |", m, cli_tag_placers[p], c->n_beat, c->n_curves);
+            if (c->n_beat > 0)
+                fprintf(f, " %.1f | %.1f |", c->beat_playout, c->beat_calls);
+            else
+                fprintf(f, " - | - |");
+            fprintf(f, " %.1f%s |", c->beat_playout_censored, c->n_beat < c->n_curves ? "+" : "");
+            cli_tag_paper_value(f, !pm ? NAN : p == 2 ? pm->t7_tag : pm->t7_pure, " %.1f |");
+            fprintf(f, "\n");
+        }
+    }
+    fprintf(f, "\nPaper: mean over 100 random unseen 8-GPU topologies (pure MCTS up to 2000 "
+               "playouts, TAG stopped at the first reward > 0, capped at 200).  A '+' marks a "
+               "lower bound: some runs never beat DP-NCCL within their playouts.\n");
+}
+
+/* TAG's Table 8: speed-up over DP-NCCL of TAG (trained with all models) and TAG- (its parameter
+ * file trained without the model: the "tag-holdout" runs). */
+static void cli_tag_table8(FILE *f, const store_tag_table *t, const papers_tag_tables *pt)
+{
+    if (!cli_tag_has(t, "tag-holdout", 0))
+        return;
+    fprintf(f, "\n### Hold-out model (TAG's Table 8): speed-up over DP-NCCL (%%), TAG trained with "
+               "all models, TAG- without this one — ours / paper (testbed)\n\n");
+    fprintf(f, "| model | DP-NCCL (ms) | TAG (ms) | TAG- (ms) | TAG | TAG- | paper TAG | paper "
+               "TAG- |\n|---|---:|---:|---:|---:|---:|---:|---:|\n");
+    for (int i = 0; i < t->n_models; i++) {
+        const char *m = cli_tag_model_at(t, pt, i);
+        const store_tag_cell *dp = store_tag_at(t, m, "dp-nccl");
+        const store_tag_cell *all = store_tag_at(t, m, "tag");
+        const store_tag_cell *out = store_tag_at(t, m, "tag-holdout");
+        const papers_tag_model *pm = cli_tag_paper_model(pt, m);
+        if (!out || out->n_runs == 0)
+            continue;
+        fprintf(f, "| %s |", m);
+        cli_tag_ms(f, dp);
+        cli_tag_ms(f, all);
+        cli_tag_ms(f, out);
+        cli_tag_speedup(f, dp, all);
+        cli_tag_speedup(f, dp, out);
+        cli_tag_paper_value(f, pm ? pm->t8_testbed_tag : NAN, " %+.1f |");
+        cli_tag_paper_value(f, pm ? pm->t8_testbed_holdout : NAN, " %+.1f |");
+        fprintf(f, "\n");
+    }
+}
+
 static void cli_tag_csv(FILE *f, const store_tag_table *t)
 {
     fprintf(f, "model,placer,runs,ok,feasible,initial_us,best_us,search_wall_s,sim_calls,"
                "strategies,ps_pct,ar_pct");
     for (int k = 0; k < t->n_types; k++)
         fprintf(f, ",replication_%s", t->types[k]);
-    fprintf(f, "\n");
+    fprintf(f, ",curves,beat,beat_playout,beat_calls,beat_playout_censored\n");
     for (int m = 0; m < t->n_models; m++)
         for (int p = 0; p < t->n_placers; p++) {
             const store_tag_cell *c = &t->cells[m * t->n_placers + p];
@@ -172,7 +255,8 @@ static void cli_tag_csv(FILE *f, const store_tag_table *t)
                     c->wall_s, c->sim_calls, c->n_strategies, c->ps_pct, c->ar_pct);
             for (int k = 0; k < t->n_types; k++)
                 fprintf(f, ",%.17g", c->n_strategies > 0 ? c->replication[k] : NAN);
-            fprintf(f, "\n");
+            fprintf(f, ",%d,%d,%.17g,%.17g,%.17g\n", c->n_curves, c->n_beat, c->beat_playout,
+                    c->beat_calls, c->beat_playout_censored);
         }
 }
 
@@ -185,4 +269,6 @@ void cli_tables_tag(FILE *f, const store_tag_table *t, const papers_tag_tables *
     cli_tag_fig5(f, t, pt);
     cli_tag_table4(f, t, pt);
     cli_tag_search(f, t, pt);
+    cli_tag_table7(f, t, pt);
+    cli_tag_table8(f, t, pt);
 }

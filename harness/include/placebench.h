@@ -27,7 +27,7 @@ extern "C" {
 #endif
 
 #define PB_ABI_MAJOR 1
-#define PB_ABI_MINOR 9
+#define PB_ABI_MINOR 10
 
 /*
  * ABI changelog (a minor version only adds; the harness still loads plugins of older minors):
@@ -60,6 +60,8 @@ extern "C" {
  *        partial sums read replica to replica; all on by default), and the compiled node kind
  *        PB_CNODE_SHAPE.
  *   1.9  pb_op_time_us: an op's time on a device type by the harness's cost model (devcost).
+ *   1.10 pb_nn_params_save_adam / pb_nn_params_load_adam: an Adam optimizer's step count and
+ *        moments saved with the parameters (an optional "adam" section of the parameter file).
  */
 #define PB_DESCRIPTOR_SYMBOL placebench_plugin
 #define PB_DESCRIPTOR_SYMBOL_NAME "placebench_plugin"

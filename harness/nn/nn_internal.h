@@ -44,6 +44,20 @@ struct pb_nn_params {
     size_t cap_size;
 };
 
+/* Adam's state (nn_optim.c; saved and restored with the parameters by nn_params.c).  The moments
+ * are kept in double: the update is then the formula evaluated exactly and rounded once into the
+ * float parameter.  m and v are NULL until the first step or a restore; they hold n values in the
+ * order of the parameter set's flat array. */
+struct pb_nn_adam {
+    double beta1;
+    double beta2;
+    double epsilon;
+    long long t;
+    size_t n;
+    double *m;
+    double *v;
+};
+
 typedef struct nn_record nn_record;
 typedef void (*nn_backward_fn)(const nn_record *r);
 

@@ -5,18 +5,6 @@
 #include <math.h>
 #include <stdlib.h>
 
-/* The moments are kept in double: the update is then the formula evaluated exactly and rounded
- * once into the float parameter. */
-struct pb_nn_adam {
-    double beta1;
-    double beta2;
-    double epsilon;
-    long long t;
-    size_t n;
-    double *m;
-    double *v;
-};
-
 pb_nn_adam *pb_nn_adam_new(double beta1, double beta2, double epsilon)
 {
     pb_nn_adam *a = calloc(1, sizeof *a);

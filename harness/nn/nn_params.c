@@ -1,4 +1,5 @@
-/* nn_params.c — named sets of trainable tensors: Glorot init, flat storage, JSON save/load. */
+/* nn_params.c — named sets of trainable tensors: Glorot init, flat storage, JSON save/load (with
+ * an Adam optimizer's state when asked). */
 #include "nn_internal.h"
 
 #include <errno.h>
@@ -14,7 +15,9 @@
  * PARAMS_INLINE_MAX values as "values_b64", the base64 of its float32 values (little-endian,
  * row-major): a quarter of the text, and no JSON value per number to build when loading (TAG's
  * 14.4 M-value network is a 77 MB file instead of 266 MB).  Files without such a tensor stay
- * version 1; both load. */
+ * version 1; both load.  Either version may carry an "adam" section (pb_nn_params_save_adam): the
+ * optimizer's steps and hyper-parameters, and per tensor "adam_m_b64" / "adam_v_b64", the base64
+ * of its moments as little-endian float64s; readers that do not want it ignore it. */
 #define PARAMS_VERSION 1
 #define PARAMS_VERSION_B64 2
 #define PARAMS_INLINE_MAX 65536
@@ -158,10 +161,24 @@ int pb_nn_params_add(pb_nn_params *p, const char *name, int rows, int cols, int 
 static const char params_b64_digits[] =
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
-/* The n float32 values as base64 of their little-endian bytes; NULL when out of memory. */
-static char *params_b64_encode(const float *v, size_t n)
+/* Element k of v (width 4: float32, 8: float64) as its bits. */
+static uint64_t params_bits(const void *v, size_t k, int width)
 {
-    size_t bytes = 4 * n, len = 4 * ((bytes + 2) / 3);
+    if (width == 8) {
+        uint64_t u;
+        memcpy(&u, (const double *)v + k, 8);
+        return u;
+    }
+    uint32_t u;
+    memcpy(&u, (const float *)v + k, 4);
+    return u;
+}
+
+/* The n values of v (float32 when width is 4, float64 when 8) as base64 of their little-endian
+ * bytes; NULL when out of memory. */
+static char *params_b64_encode(const void *v, size_t n, int width)
+{
+    size_t bytes = (size_t)width * n, len = 4 * ((bytes + 2) / 3);
     char *out = malloc(len + 1);
     if (!out)
         return NULL;
@@ -169,9 +186,8 @@ static char *params_b64_encode(const float *v, size_t n)
     unsigned char b[3];
     int have = 0;
     for (size_t k = 0; k < n; k++) {
-        uint32_t u;
-        memcpy(&u, &v[k], 4);
-        for (int j = 0; j < 4; j++) {
+        uint64_t u = params_bits(v, k, width);
+        for (int j = 0; j < width; j++) {
             b[have++] = (unsigned char)(u >> (8 * j));
             if (have == 3) {
                 out[o++] = params_b64_digits[b[0] >> 2];
@@ -200,13 +216,14 @@ static int params_b64_value(char c)
     return at ? (int)(at - params_b64_digits) : -1;
 }
 
-/* Decodes text into exactly n float32 values; PB_ERR when it is not base64 of 4 n bytes. */
-static int params_b64_decode(const char *text, size_t len, float *v, size_t n)
+/* Decodes text into exactly n values of v (float32 when width is 4, float64 when 8); PB_ERR when
+ * it is not base64 of width * n bytes. */
+static int params_b64_decode(const char *text, size_t len, void *v, size_t n, int width)
 {
-    if (len != 4 * ((4 * n + 2) / 3))
+    if (len != 4 * (((size_t)width * n + 2) / 3))
         return PB_ERR;
     size_t got = 0;
-    uint32_t u = 0;
+    uint64_t u = 0;
     int shift = 0;
     for (size_t i = 0; i < len; i += 4) {
         int d[4];
@@ -218,10 +235,16 @@ static int params_b64_decode(const char *text, size_t len, float *v, size_t n)
                               (unsigned char)((d[1] & 15) << 4 | d[2] >> 2),
                               (unsigned char)((d[2] & 3) << 6 | d[3])};
         for (int j = 0; j < 3 && got < n; j++) {
-            u |= (uint32_t)b[j] << shift;
+            u |= (uint64_t)b[j] << shift;
             shift += 8;
-            if (shift == 32) {
-                memcpy(&v[got++], &u, 4);
+            if (shift == 8 * width) {
+                if (width == 8) {
+                    memcpy((double *)v + got, &u, 8);
+                } else {
+                    uint32_t w = (uint32_t)u;
+                    memcpy((float *)v + got, &w, 4);
+                }
+                got++;
                 u = 0;
                 shift = 0;
             }
@@ -230,7 +253,17 @@ static int params_b64_decode(const char *text, size_t len, float *v, size_t n)
     return got == n ? PB_OK : PB_ERR;
 }
 
-static json_t *params_tensor_json(const pb_nn_params *p, int id, pb_error *err)
+/* Sets key of o to the base64 of n values of v (width 4 or 8); PB_ERR when out of memory. */
+static int params_set_b64(json_t *o, const char *key, const void *v, size_t n, int width)
+{
+    char *text = params_b64_encode(v, n, width);
+    json_t *js = text ? json_string(text) : NULL;
+    free(text);
+    return js && json_object_set_new(o, key, js) == 0 ? PB_OK : PB_ERR;
+}
+
+/* Tensor id of p as JSON; with a (stepped at least once) its Adam moments as well. */
+static json_t *params_tensor_json(const pb_nn_params *p, int id, const pb_nn_adam *a, pb_error *err)
 {
     const nn_param_info *in = &p->info[id];
     json_t *o = json_object();
@@ -245,29 +278,43 @@ static json_t *params_tensor_json(const pb_nn_params *p, int id, pb_error *err)
     json_object_set_new(o, "name", json_string(in->name));
     json_object_set_new(o, "rows", json_integer(in->rows));
     json_object_set_new(o, "cols", json_integer(in->cols));
+    int rc = PB_OK;
     if (n > PARAMS_INLINE_MAX) {
-        char *text = params_b64_encode(v, n);
-        json_t *js = text ? json_string(text) : NULL;
-        free(text);
-        if (!js) {
-            json_decref(o);
-            pb_errorf(err, "nn parameter '%s': out of memory", in->name);
-            return NULL;
-        }
-        json_object_set_new(o, "values_b64", js);
-        return o;
+        rc = params_set_b64(o, "values_b64", v, n, 4);
+    } else {
+        json_t *values = json_array();
+        for (size_t k = 0; k < n; k++)
+            json_array_append_new(values, json_real((double)v[k]));
+        json_object_set_new(o, "values", values);
     }
-    json_t *values = json_array();
-    for (size_t k = 0; k < n; k++)
-        json_array_append_new(values, json_real((double)v[k]));
-    json_object_set_new(o, "values", values);
+    if (rc == PB_OK && a && a->t > 0)
+        rc = params_set_b64(o, "adam_m_b64", a->m + in->offset, n, 8) != PB_OK ||
+                     params_set_b64(o, "adam_v_b64", a->v + in->offset, n, 8) != PB_OK
+                 ? PB_ERR
+                 : PB_OK;
+    if (rc != PB_OK) {
+        json_decref(o);
+        pb_errorf(err, "nn parameter '%s': out of memory", in->name);
+        return NULL;
+    }
     return o;
 }
 
 int pb_nn_params_save(const pb_nn_params *p, const char *path, pb_error *err)
 {
+    return pb_nn_params_save_adam(p, NULL, path, err);
+}
+
+int pb_nn_params_save_adam(const pb_nn_params *p, const pb_nn_adam *a, const char *path,
+                           pb_error *err)
+{
     if (!p || !path)
         return pb_errorf(err, "nn parameters: nothing to save or no path");
+    if (a && a->t > 0 && a->n != p->size)
+        return pb_errorf(err, "%s: the optimizer holds %zu moments, the parameters %zu values",
+                         path, a->n, p->size);
+    if (a && a->t <= 0)
+        a = NULL; /* a fresh optimizer has nothing to continue from */
     json_t *root = json_object(), *tensors = json_array();
     json_object_set_new(root, "format", json_string(PARAMS_FORMAT));
     int large = 0;
@@ -275,8 +322,16 @@ int pb_nn_params_save(const pb_nn_params *p, const char *path, pb_error *err)
         large |= (size_t)p->info[i].rows * (size_t)p->info[i].cols > PARAMS_INLINE_MAX;
     json_object_set_new(root, "version", json_integer(large ? PARAMS_VERSION_B64 : PARAMS_VERSION));
     json_object_set_new(root, "tensors", tensors);
+    if (a) {
+        json_t *adam = json_object();
+        json_object_set_new(adam, "steps", json_integer((json_int_t)a->t));
+        json_object_set_new(adam, "beta1", json_real(a->beta1));
+        json_object_set_new(adam, "beta2", json_real(a->beta2));
+        json_object_set_new(adam, "epsilon", json_real(a->epsilon));
+        json_object_set_new(root, "adam", adam);
+    }
     for (int i = 0; i < p->n; i++) {
-        json_t *o = params_tensor_json(p, i, err);
+        json_t *o = params_tensor_json(p, i, a, err);
         if (!o) {
             json_decref(root);
             return PB_ERR;
@@ -317,10 +372,41 @@ static int params_int_field(const json_t *o, const char *key, int *out)
     return PB_OK;
 }
 
-/* Checks one tensor entry of the file against p and copies its values into staged. */
-static int params_load_tensor(const pb_nn_params *p, const char *path, const json_t *o, size_t i,
-                              unsigned char *seen, float *staged, pb_error *err)
+/* What a load stages before it changes anything: the values and, when the optimizer's state is
+ * read, its moments (m at [0, size), v at [size, 2 size)). */
+typedef struct params_load {
+    const pb_nn_params *p;
+    const char *path;
+    unsigned char *seen;
+    float *staged;
+    double *moments; /* NULL: the file's moments are not read */
+} params_load;
+
+/* Decodes the moment `key` of tensor `name` (n values) into dst; v must be >= 0. */
+static int params_load_moment(const params_load *l, const json_t *o, const char *key,
+                              const char *name, size_t n, double *dst, pb_error *err)
 {
+    const json_t *b64 = json_object_get(o, key);
+    if (!json_is_string(b64))
+        return pb_errorf(err, "%s: tensor '%s' has no %s, which the file's 'adam' section needs",
+                         l->path, name, key);
+    if (params_b64_decode(json_string_value(b64), json_string_length(b64), dst, n, 8) != PB_OK)
+        return pb_errorf(err, "%s: tensor '%s': %s is not base64 of %zu float64s", l->path, name,
+                         key, n);
+    int second = strcmp(key, "adam_v_b64") == 0;
+    for (size_t k = 0; k < n; k++)
+        if (!isfinite(dst[k]) || (second && dst[k] < 0))
+            return pb_errorf(err, "%s: tensor '%s': %s value %zu is %s", l->path, name, key, k,
+                             second ? "negative or not finite" : "not finite");
+    return PB_OK;
+}
+
+/* Checks one tensor entry of the file against p and copies its values into staged. */
+static int params_load_tensor(const params_load *l, const json_t *o, size_t i, pb_error *err)
+{
+    const pb_nn_params *p = l->p;
+    const char *path = l->path;
+    float *staged = l->staged;
     const char *name = json_string_value(json_object_get(o, "name"));
     int rows, cols;
     const json_t *values = json_object_get(o, "values");
@@ -332,17 +418,22 @@ static int params_load_tensor(const pb_nn_params *p, const char *path, const jso
     int id = pb_nn_params_find(p, name);
     if (id < 0)
         return pb_errorf(err, "%s: tensor '%s' is not a parameter of this model", path, name);
-    if (seen[id])
+    if (l->seen[id])
         return pb_errorf(err, "%s: tensor '%s' appears twice", path, name);
-    seen[id] = 1;
+    l->seen[id] = 1;
     const nn_param_info *in = &p->info[id];
     if (rows != in->rows || cols != in->cols)
         return pb_errorf(err, "%s: tensor '%s' is %dx%d in the file, the model expects %dx%d", path,
                          name, rows, cols, in->rows, in->cols);
     size_t n = (size_t)rows * (size_t)cols;
+    if (l->moments &&
+        (params_load_moment(l, o, "adam_m_b64", name, n, l->moments + in->offset, err) != PB_OK ||
+         params_load_moment(l, o, "adam_v_b64", name, n, l->moments + p->size + in->offset, err) !=
+             PB_OK))
+        return PB_ERR;
     if (!json_is_array(values)) {
         float *dst = staged + in->offset;
-        if (params_b64_decode(json_string_value(b64), json_string_length(b64), dst, n) != PB_OK)
+        if (params_b64_decode(json_string_value(b64), json_string_length(b64), dst, n, 4) != PB_OK)
             return pb_errorf(err, "%s: tensor '%s': values_b64 is not base64 of %dx%d float32s",
                              path, name, rows, cols);
         for (size_t k = 0; k < n; k++)
@@ -364,9 +455,48 @@ static int params_load_tensor(const pb_nn_params *p, const char *path, const jso
     return PB_OK;
 }
 
-static int params_load_json(pb_nn_params *p, const char *path, const json_t *root,
-                            unsigned char *seen, float *staged, pb_error *err)
+/* A hyper-parameter of the file's 'adam' section must be the optimizer's (to the 9 digits the
+ * file keeps). */
+static int params_adam_same(const char *path, const json_t *adam, const char *key, double mine,
+                            pb_error *err)
 {
+    const json_t *v = json_object_get(adam, key);
+    if (!json_is_number(v))
+        return pb_errorf(err, "%s: adam.%s is missing or not a number", path, key);
+    char a[32], b[32];
+    snprintf(a, sizeof a, "%.9g", json_number_value(v));
+    snprintf(b, sizeof b, "%.9g", mine);
+    if (strcmp(a, b) != 0)
+        return pb_errorf(err,
+                         "%s: adam.%s is %s in the file, %s in this optimizer (one optimizer "
+                         "continues only with its own settings)",
+                         path, key, a, b);
+    return PB_OK;
+}
+
+/* The file's 'adam' section: *steps > 0 when it has one and a wants it, else 0. */
+static int params_load_adam_header(const char *path, const json_t *root, const pb_nn_adam *a,
+                                   long long *steps, pb_error *err)
+{
+    *steps = 0;
+    const json_t *adam = json_object_get(root, "adam");
+    if (!adam || !a)
+        return PB_OK;
+    const json_t *t = json_object_get(adam, "steps");
+    if (!json_is_object(adam) || !json_is_integer(t) || json_integer_value(t) < 1)
+        return pb_errorf(err, "%s: 'adam' needs an object with steps >= 1", path);
+    if (params_adam_same(path, adam, "beta1", a->beta1, err) != PB_OK ||
+        params_adam_same(path, adam, "beta2", a->beta2, err) != PB_OK ||
+        params_adam_same(path, adam, "epsilon", a->epsilon, err) != PB_OK)
+        return PB_ERR;
+    *steps = (long long)json_integer_value(t);
+    return PB_OK;
+}
+
+static int params_load_json(const params_load *l, const json_t *root, pb_error *err)
+{
+    const pb_nn_params *p = l->p;
+    const char *path = l->path;
     const char *format = json_string_value(json_object_get(root, "format"));
     const json_t *version = json_object_get(root, "version");
     const json_t *tensors = json_object_get(root, "tensors");
@@ -380,10 +510,10 @@ static int params_load_json(pb_nn_params *p, const char *path, const json_t *roo
     if (!json_is_array(tensors))
         return pb_errorf(err, "%s: 'tensors' is not an array", path);
     for (size_t i = 0; i < json_array_size(tensors); i++)
-        if (params_load_tensor(p, path, json_array_get(tensors, i), i, seen, staged, err) != PB_OK)
+        if (params_load_tensor(l, json_array_get(tensors, i), i, err) != PB_OK)
             return PB_ERR;
     for (int id = 0; id < p->n; id++)
-        if (!seen[id])
+        if (!l->seen[id])
             return pb_errorf(err, "%s: parameter '%s' (%dx%d) is missing from the file", path,
                              p->info[id].name, p->info[id].rows, p->info[id].cols);
     return PB_OK;
@@ -391,20 +521,61 @@ static int params_load_json(pb_nn_params *p, const char *path, const json_t *roo
 
 int pb_nn_params_load(pb_nn_params *p, const char *path, pb_error *err)
 {
+    return pb_nn_params_load_adam(p, NULL, path, NULL, err);
+}
+
+/* Moves the staged moments (2 n values) into a, which continues at step `steps`. */
+static int params_restore_adam(pb_nn_adam *a, double *moments, size_t n, long long steps,
+                               const char *path, pb_error *err)
+{
+    double *m = malloc((n + 1) * sizeof *m), *v = malloc((n + 1) * sizeof *v);
+    if (!m || !v) {
+        free(m);
+        free(v);
+        return pb_errorf(err, "%s: out of memory for the optimizer's moments", path);
+    }
+    memcpy(m, moments, n * sizeof *m);
+    memcpy(v, moments + n, n * sizeof *v);
+    free(a->m);
+    free(a->v);
+    a->m = m;
+    a->v = v;
+    a->n = n;
+    a->t = steps;
+    return PB_OK;
+}
+
+int pb_nn_params_load_adam(pb_nn_params *p, pb_nn_adam *a, const char *path, int *restored,
+                           pb_error *err)
+{
+    if (restored)
+        *restored = 0;
     if (!p || !path)
         return pb_errorf(err, "nn parameters: nothing to load into or no path");
     json_error_t je;
     json_t *root = json_load_file(path, 0, &je);
     if (!root)
         return pb_errorf(err, "%s:%d:%d: %s", path, je.line, je.column, je.text);
-    unsigned char *seen = calloc((size_t)p->n + 1, 1);
-    float *staged = malloc((p->size + 1) * sizeof(float));
-    int rc = seen && staged ? params_load_json(p, path, root, seen, staged, err)
-                            : pb_errorf(err, "%s: out of memory", path);
+    long long steps = 0;
+    params_load l = {.p = p, .path = path};
+    int rc = params_load_adam_header(path, root, a, &steps, err);
+    if (rc == PB_OK) {
+        l.seen = calloc((size_t)p->n + 1, 1);
+        l.staged = malloc((p->size + 1) * sizeof(float));
+        l.moments = steps > 0 ? malloc((2 * p->size + 1) * sizeof(double)) : NULL;
+        rc = l.seen && l.staged && (steps == 0 || l.moments)
+                 ? params_load_json(&l, root, err)
+                 : pb_errorf(err, "%s: out of memory", path);
+    }
+    if (rc == PB_OK && steps > 0)
+        rc = params_restore_adam(a, l.moments, p->size, steps, path, err);
     if (rc == PB_OK && p->size)
-        memcpy(p->values, staged, p->size * sizeof(float));
+        memcpy(p->values, l.staged, p->size * sizeof(float));
+    if (rc == PB_OK && restored)
+        *restored = steps > 0;
     json_decref(root);
-    free(seen);
-    free(staged);
+    free(l.seen);
+    free(l.staged);
+    free(l.moments);
     return rc;
 }

@@ -129,6 +129,12 @@ typedef struct papers_tag_model {
     const char *label; /* the paper's */
     double replication[3];
     double ps_pct, ar_pct;
+    /* Table 7 (§5.7): mean MCTS iterations until a strategy beats DP-NCCL on 100 random unseen
+     * topologies, pure MCTS and TAG; Table 8 (§5.8): speed-up over DP-NCCL (%) of TAG trained
+     * with all models and of TAG- trained without this one, on the testbed and the cloud.  NaN
+     * where the paper has no row (BERT-Large). */
+    double t7_pure, t7_tag;
+    double t8_testbed_tag, t8_testbed_holdout, t8_cloud_tag, t8_cloud_holdout;
 } papers_tag_model;
 
 /* TAG's published testbed figures: Table 4 and Fig. 5's speed-up ranges (the paper prints the

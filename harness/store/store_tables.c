@@ -736,8 +736,30 @@ const store_gdp_row *store_gdp_at(const store_gdp_table *t, const char *model, i
  * result.  Read through the full column list, so a file of schema 1 gives NULL verdicts. */
 static const char store_tables_tag_fmt[] =
     "SELECT CASE WHEN graph LIKE '%%.json' THEN substr(graph, 1, length(graph) - 5) ELSE graph"
-    " END AS m, placer, status, initial_us, best_us, search_wall_s, sim_calls, %s, feasible"
+    " END AS m, placer, status, initial_us, best_us, search_wall_s, sim_calls, %s, feasible,"
+    " settings_json,"
+    " (SELECT MIN(c.episode) FROM curve c WHERE c.run_id = r.run_id"
+    "  AND c.best_so_far_us < r.initial_us),"
+    " (SELECT c.sim_calls FROM curve c WHERE c.run_id = r.run_id"
+    "  AND c.best_so_far_us < r.initial_us ORDER BY c.episode LIMIT 1),"
+    " (SELECT COUNT(*) FROM curve c WHERE c.run_id = r.run_id)"
     " FROM (SELECT %s FROM runs) AS r %s WHERE simulator = 'topology' ORDER BY m, placer";
+
+/* The placer a run is filed under: "tag-holdout" for a tag run whose parameter file was trained
+ * without the run's model (its name holds "-without-MODEL."), NULL (left out) for one trained
+ * without another model, else the placer. */
+static const char *store_tag_placer_key(sqlite3_stmt *st)
+{
+    const char *model = store_tables_text(st, 0), *placer = store_tables_text(st, 1);
+    const char *settings = store_tables_text(st, 9);
+    if (strcmp(placer, "tag") != 0 || !strstr(settings, "-without-"))
+        return placer;
+    const char *base = strrchr(model, '/');
+    base = base ? base + 1 : model;
+    char key[256];
+    snprintf(key, sizeof key, "-without-%s.", base);
+    return strstr(settings, key) ? "tag-holdout" : NULL;
+}
 
 /* Index of a strategy's type name in t->types, added when new; -1 when full or out of memory. */
 static int store_tag_type(store_tag_table *t, const char *name)
@@ -812,6 +834,19 @@ static void store_tag_add(store_tag_table *t, store_tag_cell *c, sqlite3_stmt *s
     c->wall_s += store_tables_real(st, 5);
     c->sim_calls += store_tables_real(st, 6);
     c->n_feasible += sqlite3_column_type(st, 8) != SQLITE_NULL && sqlite3_column_int(st, 8) == 1;
+    long long points = sqlite3_column_int64(st, 12);
+    if (points > 0) {
+        if (c->n_curves++ == 0)
+            c->beat_playout = c->beat_calls = c->beat_playout_censored = 0;
+        int beat = sqlite3_column_type(st, 10) != SQLITE_NULL;
+        double at = beat ? (double)sqlite3_column_int64(st, 10) : (double)points;
+        c->beat_playout_censored += at;
+        if (beat) {
+            c->n_beat++;
+            c->beat_playout += at;
+            c->beat_calls += (double)sqlite3_column_int64(st, 11);
+        }
+    }
     double rep[STORE_TAG_MAX_TYPES], ps, ar;
     if (!store_tag_strategy(t, (const char *)sqlite3_column_text(st, 7), rep, &ps, &ar))
         return;
@@ -831,6 +866,14 @@ static void store_tag_finish(store_tag_cell *c)
         c->best_us /= c->n_ok;
         c->wall_s /= c->n_ok;
         c->sim_calls /= c->n_ok;
+    }
+    if (c->n_curves > 0)
+        c->beat_playout_censored /= c->n_curves;
+    if (c->n_beat > 0) {
+        c->beat_playout /= c->n_beat;
+        c->beat_calls /= c->n_beat;
+    } else {
+        c->beat_playout = c->beat_calls = NAN;
     }
     if (c->n_strategies > 0) {
         for (int i = 0; i < STORE_TAG_MAX_TYPES; i++)
@@ -862,9 +905,11 @@ int store_tables_tag(store *s, store_tag_table *out, pb_error *err)
         return PB_ERR;
     store_tables_names models = {0}, placers = {0};
     int rc, oom = 0;
-    while (!oom && (rc = sqlite3_step(st)) == SQLITE_ROW)
-        oom = store_tables_name_add(&models, store_tables_text(st, 0)) ||
-              store_tables_name_add(&placers, store_tables_text(st, 1));
+    while (!oom && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *key = store_tag_placer_key(st);
+        oom = key && (store_tables_name_add(&models, store_tables_text(st, 0)) ||
+                      store_tables_name_add(&placers, key));
+    }
     out->models = models.items;
     out->n_models = models.n;
     out->placers = placers.items;
@@ -889,11 +934,17 @@ int store_tables_tag(store *s, store_tag_table *out, pb_error *err)
                                          .wall_s = NAN,
                                          .sim_calls = NAN,
                                          .ps_pct = NAN,
-                                         .ar_pct = NAN};
+                                         .ar_pct = NAN,
+                                         .beat_playout = NAN,
+                                         .beat_calls = NAN,
+                                         .beat_playout_censored = NAN};
     sqlite3_reset(st);
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *key = store_tag_placer_key(st);
+        if (!key)
+            continue;
         int m = store_tables_name_index(&models, store_tables_text(st, 0));
-        int p = store_tables_name_index(&placers, store_tables_text(st, 1));
+        int p = store_tables_name_index(&placers, key);
         store_tag_add(out, &out->cells[m * out->n_placers + p], st);
     }
     sqlite3_finalize(st);

@@ -154,12 +154,21 @@ typedef struct store_tag_cell {
      * group synchronises by PS / AllReduce, in %. */
     double replication[STORE_TAG_MAX_TYPES];
     double ps_pct, ar_pct;
+    /* TAG's Table 7, from the run's curve: the ok runs whose search beat its initial strategy
+     * (DP-NCCL; the first point with best_so_far_us < initial_us, i.e. reward > 0), the mean
+     * 0-based playout (episode) index of that point and the mean simulator calls by then over
+     * those runs, and the mean over all ok runs with curves counting a run that never beat it at
+     * its number of playouts (a lower bound of the uncensored mean). */
+    int n_curves, n_beat;
+    double beat_playout, beat_calls, beat_playout_censored;
 } store_tag_cell;
 
 /*
  * Step time, search time and TAG's strategy statistics of the runs of the topology simulator,
  * grouped by model (the graph file's name without ".json") and placer.  Failed runs count in
- * n_runs only.
+ * n_runs only.  TAG's Table 8 (hold-out model): a `tag` run whose options name a parameter file
+ * containing "-without-MODEL." is filed under the placer "tag-holdout" when MODEL is the run's
+ * model (the network never saw it) and left out on the other models.
  */
 typedef struct store_tag_table {
     char **models; /* [n_models] owned, sorted */
@@ -177,6 +186,5 @@ int store_tables_tag(store *s, store_tag_table *out, pb_error *err);
 void store_tag_table_free(store_tag_table *t);
 /* The cell of (model, placer); NULL when either is absent.  Borrowed from t. */
 const store_tag_cell *store_tag_at(const store_tag_table *t, const char *model, const char *placer);
-
 
 #endif

@@ -46,6 +46,30 @@ tag --cluster tag-random --devices 8 --seed 6 --opt placer.params=a.json \
     --opt placer.selfplay_limit=20 --opt placer.playouts=5 --opt placer.train_out=c.json \
     >/dev/null 2>c.log || fail "training on a random topology: $(cat c.log)"
 cmp -s a.json c.json && fail "a second training round changed nothing"
+# One optimizer across the chain (TAG keeps one Adam): a.json carries Adam's steps and moments,
+# the second run continues them (its step count adds to the first's); with adam_state=restart a
+# run starts a fresh Adam and writes no moments.
+tag --cluster tag-random --devices 8 --seed 6 --opt placer.params=a.json \
+    --opt placer.selfplay_limit=20 --opt placer.playouts=5 --opt placer.train_out=d.json \
+    --opt placer.adam_state=restart >/dev/null 2>d.log || fail "restarted Adam: $(cat d.log)"
+python3 - a.json.log c.log d.log a.json d.json <<'PY' || fail "Adam across the chain"
+import json, sys
+def train(log):
+    line = next(l for l in open(log) if "tag-train" in l)
+    return json.loads(line[line.index("{"):])
+a, c, d = train(sys.argv[1]), train(sys.argv[2]), train(sys.argv[3])
+fa, fd = json.load(open(sys.argv[4])), json.load(open(sys.argv[5]))
+ok = (not a["adam_continued"] and a["adam_steps"] == a["steps"] == fa["adam"]["steps"]
+      and all("adam_m_b64" in t and "adam_v_b64" in t for t in fa["tensors"])
+      and c["adam_continued"] and c["adam_steps"] == a["steps"] + c["steps"]
+      and not d["adam_continued"] and d["adam_steps"] == d["steps"] and "adam" not in fd
+      and not any("adam_m_b64" in t for t in fd["tensors"]))
+if not ok:
+    print(a, c, d, fa.get("adam"), fd.get("adam"), file=sys.stderr)
+sys.exit(0 if ok else 1)
+PY
+cmp -s c.json d.json && fail "continuing Adam and restarting it gave the same parameters"
+echo "ok: chained runs continue one Adam"
 # Placing an unseen topology with the trained priors.
 r=$(tag --cluster tag-testbed --devices 12 --opt placer.params=c.json --opt placer.playouts=15 \
     --seed 2 2>/dev/null) || fail "tag with trained parameters failed"

@@ -47,6 +47,28 @@ run() {
     echo "INSERT INTO log VALUES ('c', 'some output' || char(10) ||
       '[run] info: tag-strategy {$types,\"groups\":[$c]}' || char(10) || 'more output');"
     echo "INSERT INTO log VALUES ('d', 'tag-strategy {$types,\"groups\":[$d]}');"
+    # Table 7 from the curves (initial 200 ms everywhere): run c first goes below 200 ms at
+    # playout 2 (its 3rd simulator call), run d never in its 10 playouts, run g at playout 0.
+    # m1/pure-mcts: 1 of 2 runs, playout 2, 3 calls; counting d at 10: (2 + 10) / 2 = 6, a lower
+    # bound ("+").  vgg19/pure-mcts: 1/1 at 0, 1 call, beside the paper's 56.6.
+    for k in 0 1 2 3 4; do
+        best=$([ $k -lt 2 ] && echo 200000 || echo 150000)
+        echo "INSERT INTO curve VALUES ('c', $k, $best, $best, $((k + 1)), 0.1);"
+    done
+    for k in 0 1 2 3 4 5 6 7 8 9; do
+        echo "INSERT INTO curve VALUES ('d', $k, 210000, 200000, $((k + 1)), 0.1);"
+    done
+    echo "INSERT INTO curve VALUES ('g', 0, 150000, 150000, 1, 0.1);"
+    # Table 8: on m2 DP-NCCL 200 ms, TAG trained with all models 80 ms (+150 %), TAG- (its file
+    # trained without m2) 100 ms (+100 %); the same file on m1 is not m1's hold-out: left out.
+    run h m2.json dp-nccl 0 200000 1 1 1
+    run i m2.json tag 0 80000 3 30 1
+    run j m2.json tag 0 100000 3 30 1
+    run k m1.json tag 0 50000 3 30 1
+    echo "UPDATE runs SET settings_json = '{\"placer\": {\"params\": \"q-all.params\"}}'
+      WHERE run_id = 'i';"
+    echo "UPDATE runs SET settings_json = '{\"placer\": {\"params\": \"q-without-m2.params\"}}'
+      WHERE run_id IN ('j', 'k');"
     echo "COMMIT;"
 } >runs.sql
 sqlite3 r.db <runs.sql || fail "writing the runs"
@@ -61,12 +83,16 @@ expect "| m1 | pure-mcts | 2.4 | 3.1 | 0.0 | 12.5 | 37.5 |"
 expect "| m1 | pure-mcts | 2/2 | 15.00 | 150 | 120.00 |"
 expect "| m1 | tag | 0/1 | - | - | - |"
 expect "| vgg19 | pure-mcts | 1/1 | 5.00 | 50 | 250.00 |"
+expect "| m1 | pure-mcts | 1/2 | 2.0 | 3.0 | 6.0+ | - |"
+expect "| vgg19 | pure-mcts | 1/1 | 0.0 | 1.0 | 0.0 | 56.6 |"
+expect "| m2 | 200.00 | 80.00 | 100.00 | +150.0 | +100.0 | - | - |"
+expect "| m2 | 200.00 | - | 80.00 | - | +150.0 | - | - |"
 # VGG19 (a paper model) comes before m1; its Table 4 row is left out (no strategy logged).
 [ "$(grep -n '^| vgg19 | OOM' report.md | cut -d: -f1)" -lt "$(grep -n '^| m1 | 200' report.md |
     cut -d: -f1)" ] || fail "models are not in the paper's order first"
 grep -q '^| vgg19 | pure-mcts | 0' report.md && fail "a Table 4 row without a strategy"
 "$PB_BIN" report r.db --tables tag --csv >report.csv || fail "report --csv failed"
-grep -qx 'm1,pure-mcts,2,2,2,200000,120000,15,150,2,12.5,37.5,2.375,3.125,0' report.csv ||
+grep -qx 'm1,pure-mcts,2,2,2,200000,120000,15,150,2,12.5,37.5,2.375,3.125,0,2,1,2,3,6' report.csv ||
     fail "CSV row of m1/pure-mcts: $(cat report.csv)"
 # The automatic report shows the TAG tables because there are pure-mcts runs.
 "$PB_BIN" report r.db >auto.md || fail "report failed"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tag_search.sh — TAG's MCTS placers through the CLI: pure-mcts on VGG19 and the TAG testbed
 # starts from DP-NCCL's exact step time and never returns worse, is deterministic for a seed and
-# obeys a simulator-call budget; tag refuses without its GNN; bad input (an empty device group,
+# obeys a simulator-call budget, stops at the first strategy better than DP-NCCL when asked;
+# tag refuses without its GNN; bad input (an empty device group,
 # no devices, a model that fits nowhere) gives one clear line and, in a sweep, a stored failed
 # run; an ok run's log keeps the strategy description the report reads.
 source "$(dirname "$0")/lib/common.bash"
@@ -36,6 +37,25 @@ $(field "$a" initial_step_time_us) else 1)" || fail "pure-mcts returned worse th
 c=$(place $g pure-mcts --sim-calls 7 --opt placer.device_groups=type) || fail "--sim-calls 7"
 [ "$(field "$c" simulator_calls)" = 7 ] || fail "--sim-calls 7 made $(field "$c" simulator_calls)"
 echo "ok: pure-mcts on VGG19"
+
+# stop_when_better (TAG's Table 7 runs): the search stops at the first playout that beats
+# DP-NCCL.  On a random 8-GPU topology (seed 1) it does within 40 playouts; one simulator call
+# fewer, without the option, has not beaten it yet; the full 40 playouts make 40 calls.
+rnd() {
+    "$PB_BIN" place --graph $g --simulator topology --cluster tag-random --devices 8 --json \
+        --seed 1 --placer pure-mcts --opt placer.device_groups=type "$@"
+}
+s=$(rnd --opt placer.playouts=40 --opt placer.stop_when_better=true) || fail "stop_when_better"
+n=$(field "$s" simulator_calls)
+[ "$n" -lt 40 ] || fail "stop_when_better did not stop: $s"
+python3 -c "import sys; sys.exit(0 if $(field "$s" best_step_time_us) < \
+$(field "$s" initial_step_time_us) else 1)" || fail "stopped without beating DP-NCCL: $s"
+e=$(rnd --opt placer.playouts=40 --sim-calls $((n - 1))) || fail "--sim-calls $((n - 1))"
+[ "$(field "$e" best_step_time_us)" = "$(field "$e" initial_step_time_us)" ] ||
+    fail "DP-NCCL was beaten before the playout stop_when_better stopped at: $e / $s"
+f=$(rnd --opt placer.playouts=40) || fail "40 playouts"
+[ "$(field "$f" simulator_calls)" -gt "$n" ] || fail "without the option: $f"
+echo "ok: stop_when_better"
 
 # tag without its GNN: one line naming what to do, exit 1.
 expect_error() {

@@ -255,6 +255,19 @@ int pb_nn_params_save(const pb_nn_params *p, const char *path, pb_error *err);
  * the same shapes (order free); on any mismatch p is left unchanged and the error names the file
  * and the tensor. */
 int pb_nn_params_load(pb_nn_params *p, const char *path, pb_error *err);
+/* Since ABI 1.10: the same with an Adam optimizer's state, so that one optimizer continues across
+ * processes (TAG trains through a chain of runs with one Adam).  Saving with a (NULL, or never
+ * stepped: as pb_nn_params_save) adds an "adam" section: the step count and hyper-parameters,
+ * and per tensor its first and second moments as "adam_m_b64" / "adam_v_b64" (base64 of
+ * little-endian float64s, exact).  Loading with a restores them into a when the file has the
+ * section (*restored = 1; its beta1, beta2 and epsilon must be a's, else an error naming the
+ * field) and leaves a as it is when the file has none (*restored = 0); a NULL a ignores the
+ * section.  Files without the section load as before, and older readers ignore it. */
+typedef struct pb_nn_adam pb_nn_adam;
+int pb_nn_params_save_adam(const pb_nn_params *p, const pb_nn_adam *a, const char *path,
+                           pb_error *err);
+int pb_nn_params_load_adam(pb_nn_params *p, pb_nn_adam *a, const char *path, int *restored,
+                           pb_error *err);
 
 /* A fully connected network, the reference's FNN(in, hidden[], out): linear layers with ReLU
  * between them and act_out after the last.  Plain data; the tensors live in a pb_nn_params. */

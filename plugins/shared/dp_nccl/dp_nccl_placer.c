@@ -28,6 +28,7 @@ typedef struct dp_opts {
     double sfb_time_limit; /* seconds per gradient */
     long long sfb_max_candidates;
     int sfb_mode; /* SFB_MODE_GRADIENT or SFB_MODE_REFERENCE (the enum's index) */
+    int sfb_sync; /* SFB_SYNC_PAPER or SFB_SYNC_NCCL (the enum's index) */
 } dp_opts;
 
 /* TAG's SFB on the data-parallel strategy (Table 5's "DP-NCCL with SFB"), off by default. */
@@ -66,6 +67,14 @@ static const pb_option_def dp_options[] = {
      .help = "gradient: the paper's ILP per gradient (4.2.3); reference: the reference code's one "
              "whole-graph ILP (specs/tag.md 9: B = 2810, elements, no consumer constraint, +x)",
      .offset = offsetof(dp_opts, sfb_mode)},
+    {.name = "sfb_sync",
+     .type = PB_OPT_ENUM,
+     .default_value = "paper",
+     .choices = "paper|nccl",
+     .help = "sfb_mode=gradient: an AllReduce's saving priced by the paper's 2(D-1)/D L/tau, or by "
+             "the topology simulator's collective model (TAG's NCCL fit at its default "
+             "coefficients, on the L/D bytes each member sends)",
+     .offset = offsetof(dp_opts, sfb_sync)},
 };
 
 /* The strategy's arrays live here: the harness evaluates the returned strategy after place()
@@ -125,7 +134,8 @@ static int dp_sfb(dp_placer *p, const pb_problem *prob, pb_strategy *best, pb_er
         return pb_errorf(err, "out of memory");
     sfb_options o = {(int)p->opts.sfb_depth, p->opts.sfb_time_limit,
                      (int)p->opts.sfb_max_candidates,
-                     p->opts.sfb_mode ? SFB_MODE_REFERENCE : SFB_MODE_GRADIENT};
+                     p->opts.sfb_mode ? SFB_MODE_REFERENCE : SFB_MODE_GRADIENT,
+                     p->opts.sfb_sync ? SFB_SYNC_NCCL : SFB_SYNC_PAPER};
     int dup;
     if (sfb_apply(g, prob->cluster, best, &o, p->op_replication, &dup, dp_sfb_record, p, err)) {
         pb_error why = *err;

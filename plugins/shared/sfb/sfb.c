@@ -192,6 +192,32 @@ static double sfb_bottleneck(const pb_cluster *cl, const pb_strategy *s, int gr)
     return tau;
 }
 
+/* The topology simulator's AllReduce time (its collective model at its default coefficients:
+ * TAG's NCCL fit, reference bandwidth 2810 B/µs) for group gr's devices reducing L bytes split D
+ * ways: each member sends its L/D part. */
+static double sfb_nccl_us(const pb_cluster *cl, const pb_strategy *s, int gr, double L, double D)
+{
+    static const double a1 = 0.043420241077615454, b1 = 368.2013618677043, a2 = 0.27766802543921265,
+                        b2 = 211.91926070037152, ref_bw = 2810;
+    double intra = INFINITY, inter = INFINITY;
+    for (int a = s->group_start[gr]; a < s->group_start[gr + 1]; a++)
+        for (int b = s->group_start[gr]; b < s->group_start[gr + 1]; b++) {
+            int i = s->group_devices[a], j = s->group_devices[b];
+            if (i == j)
+                continue;
+            double bw = cl->link_bandwidth[i * cl->n_devices + j];
+            if (cl->device_machine[i] == cl->device_machine[j])
+                intra = bw < intra ? bw : intra;
+            else
+                inter = bw < inter ? bw : inter;
+        }
+    double bw = isfinite(inter) ? inter : intra;
+    double scale = isfinite(bw) && bw > 0 ? ref_bw / bw : 1.0;
+    double kb = (double)((uint64_t)(L / D) >> 10);
+    double small = trunc(a1 * scale * kb + b1 * scale), large = trunc(a2 * scale * kb + b2 * scale);
+    return small > large ? small : large;
+}
+
 static int sfb_edge(sfb_work *w, int n_edges, int src, int dst, double cost)
 {
     if (n_edges >= w->cap_edges) {
@@ -266,8 +292,9 @@ static int sfb_gradient(sfb_work *w, const pb_strategy *s, int a, int e, const s
                 return pb_errorf(err, "out of memory");
         }
     }
-    double saving =
-        w->repl[a] == PB_REPL_PS ? (D - 1) * (D + 1) / D * L / tau : 2 * (D - 1) / D * L / tau;
+    double saving = w->repl[a] == PB_REPL_PS   ? (D - 1) * (D + 1) / D * L / tau
+                    : o->sync == SFB_SYNC_NCCL ? sfb_nccl_us(w->cl, s, gr, L, D)
+                                               : 2 * (D - 1) / D * L / tau;
     w->cost[0] -= saving;
     sfb_problem prob = {n, w->cost, n_edges, w->edge_src, w->edge_dst, w->edge_cost, saving, 0};
     *rec = (sfb_record){.apply = a, .gradient = p, .n_candidates = n};

@@ -58,12 +58,21 @@ typedef struct sfb_problem {
  */
 enum { SFB_MODE_GRADIENT = 0, SFB_MODE_REFERENCE = 1 };
 
+/* How SFB_MODE_GRADIENT prices an all-reduced gradient's synchronisation, sync(L): the paper's
+ * ring formula 2(D-1)/D L/τ, or the topology simulator's collective model at its default
+ * coefficients (TAG's NCCL fit, specs/tag.md §4.4): max(trunc(s a1 KB + s b1), trunc(s a2 KB +
+ * s b2)) µs for KB = (L/D bytes) >> 10, s = 2810 / the group's bandwidth (the slowest link
+ * between its machines, else inside its machine).  A PS gradient is priced by the formula in
+ * both. */
+enum { SFB_SYNC_PAPER = 0, SFB_SYNC_NCCL = 1 };
+
 /* How SFB runs (the placers' sfb_* options). */
 typedef struct sfb_options {
     int depth;           /* ancestors at most this many edges above g; 0 = no limit */
     double time_limit_s; /* CBC's time limit per gradient; the best solution found then is used */
     int max_candidates;  /* larger neighbourhoods are cut to the nearest ones (BFS order) */
     int mode;            /* SFB_MODE_GRADIENT (the paper's, per gradient) or _REFERENCE */
+    int sync;            /* SFB_SYNC_PAPER or SFB_SYNC_NCCL (SFB_MODE_GRADIENT only) */
 } sfb_options;
 
 /* What one gradient's ILP gave. */

@@ -689,6 +689,8 @@ int tag_mcts_run(tag_mcts *m, tag_prior_fn prior, void *prior_ctx, uint64_t seed
                           .best_so_far_us = best_us,
                           .sim_calls = m->sim_calls};
         m->host->progress(m->host->ctx, &pr);
+        if (m->o.stop_when_better && m->nodes[best_node].reward > 0)
+            break; /* TAG's Table 7 runs stop at the first reward > 0 */
     }
     if (!m->nodes[best_node].feasible)
         return tag_mcts_infeasible(m, err);

@@ -22,6 +22,7 @@ typedef struct tag_mcts_opts {
     int puct_visits;      /* TAG_PUCT_*: N in sqrt(N) is the parent's visits or Σ children's */
     int duplicate_action; /* offer TAG_COMM_DUPLICATE besides PS, AllReduce, MP */
     int shuffle;          /* shuffle a node's children after expansion (TAG's code does) */
+    int stop_when_better; /* stop at the first playout whose leaf beats the baseline (reward > 0) */
     const char *params;   /* tag: the GNN's parameter file */
 } tag_mcts_opts;
 

@@ -37,6 +37,7 @@ typedef struct tag_placer_opts {
     double lr, clipnorm;
     long long hidden, edge_hidden, heads, layers;
     int gamma, float_utilisation, tensor_edge_features;
+    int adam_state; /* 0: continue the optimizer saved with params, 1: restart it per run */
 #endif
 } tag_placer_opts;
 
@@ -99,6 +100,12 @@ static const pb_option_def tag_options[] = {
      .help = "shuffle a node's children after expansion (TAG's code), so ties go to a random "
              "child",
      .offset = TAG_OPT(shuffle)},
+    {.name = "stop_when_better",
+     .type = PB_OPT_BOOL,
+     .default_value = "false",
+     .help = "stop the search at the first playout whose strategy beats the baseline (reward > "
+             "0), as TAG's Table 7 runs do; the run's curve then ends at that playout",
+     .offset = TAG_OPT(stop_when_better)},
 #if defined(TAG_GNN)
     {.name = "params",
      .type = PB_OPT_STRING,
@@ -196,6 +203,14 @@ static const pb_option_def tag_options[] = {
      .help = "op-op edges carry their tensor elements / (CL2 Bmax); TAG's code leaves them 0 "
              "(an == typo)",
      .offset = TAG_GNN_OPT(tensor_edge_features)},
+    {.name = "adam_state",
+     .type = PB_OPT_ENUM,
+     .default_value = "continue",
+     .choices = "continue|restart",
+     .help = "training: continue the Adam optimizer whose step count and moments params carries "
+             "and write them to train_out, so a chain of runs trains with one optimizer (TAG); "
+             "restart: a fresh Adam in each run, the file without them",
+     .offset = TAG_GNN_OPT(adam_state)},
 #endif
 };
 
@@ -206,6 +221,8 @@ typedef struct tag_placer {
     tag_mcts *search; /* of the last place(): the returned strategy's arrays live in it */
 #if defined(TAG_GNN)
     tag_gnn *gnn;
+    tag_gnn_trainer *trainer; /* with train_out */
+    int adam_restored;        /* the trainer's Adam continues the one saved with params */
 #endif
 } tag_placer;
 
@@ -214,6 +231,7 @@ static void tag_placer_destroy(void *instance)
     tag_placer *p = instance;
     tag_mcts_free(p->search);
 #if defined(TAG_GNN)
+    tag_gnn_trainer_free(p->trainer);
     tag_gnn_free(p->gnn);
 #endif
     free(p);
@@ -241,9 +259,20 @@ static int tag_placer_gnn(tag_placer *p, pb_error *err)
     p->gnn = tag_gnn_new(&g, pb_seed_derive(p->seed, "tag-gnn-init"), err);
     if (!p->gnn)
         return PB_ERR;
+    if (o->train_out && *o->train_out) {
+        tag_gnn_train_options to;
+        tag_gnn_train_options_default(&to);
+        to.lr = o->lr;
+        to.clipnorm = o->clipnorm;
+        p->trainer = tag_gnn_trainer_new(p->gnn, &to, err);
+        if (!p->trainer)
+            return PB_ERR;
+    }
     if (o->mcts.params && *o->mcts.params) {
         pb_error load;
-        if (pb_nn_params_load(tag_gnn_params(p->gnn), o->mcts.params, &load) != PB_OK)
+        pb_nn_adam *adam = o->adam_state == 0 ? tag_gnn_trainer_adam(p->trainer) : NULL;
+        if (pb_nn_params_load_adam(tag_gnn_params(p->gnn), adam, o->mcts.params, &p->adam_restored,
+                                   &load) != PB_OK)
             return pb_errorf(err,
                              "tag: the GNN's parameters (placer.params) do not load: %s (the "
                              "network options hidden, edge_hidden, heads, layers and "
@@ -317,19 +346,11 @@ static int tag_placer_train(tag_placer *p, pb_error *err)
     int rc = tag_mcts_selfplay(p->search, uniform ? NULL : tag_gnn_prior_hook, p->gnn,
                                pb_seed_derive(p->seed, "tag-selfplay"), o->selfplay_limit,
                                tag_record, &rec, err);
-    tag_gnn_trainer *tr = NULL;
+    tag_gnn_trainer *tr = p->trainer;
     double before = 0, after = 0;
     long steps = (long)rec.n * (long)o->steps_per_sample;
     if (rc == PB_OK && rec.n == 0)
         rc = pb_errorf(err, "tag training: self-play recorded nothing (budget too small?)");
-    if (rc == PB_OK) {
-        tag_gnn_train_options to;
-        tag_gnn_train_options_default(&to);
-        to.lr = o->lr;
-        to.clipnorm = o->clipnorm;
-        tr = tag_gnn_trainer_new(p->gnn, &to, err);
-        rc = tr ? PB_OK : PB_ERR;
-    }
     for (int i = 0; rc == PB_OK && i < rec.n; i++) {
         double l;
         rc = tag_gnn_loss(p->gnn, &rec.s[i], &l, err);
@@ -345,17 +366,19 @@ static int tag_placer_train(tag_placer *p, pb_error *err)
         rc = tag_gnn_loss(p->gnn, &rec.s[i], &l, err);
         after += l / rec.n;
     }
+    pb_nn_adam *adam = o->adam_state == 0 ? tag_gnn_trainer_adam(tr) : NULL;
     if (rc == PB_OK)
-        rc = pb_nn_params_save(tag_gnn_params(p->gnn), o->train_out, err);
+        rc = pb_nn_params_save_adam(tag_gnn_params(p->gnn), adam, o->train_out, err);
     if (rc == PB_OK) {
-        char line[512];
+        char line[640];
         snprintf(line, sizeof line,
                  "tag-train {\"records\": %d, \"steps\": %ld, \"loss_before\": %.17g, "
-                 "\"loss_after\": %.17g, \"params\": \"%s\"}",
-                 rec.n, steps, before, after, o->train_out);
+                 "\"loss_after\": %.17g, \"adam_continued\": %s, \"adam_steps\": %lld, "
+                 "\"params\": \"%s\"}",
+                 rec.n, steps, before, after, p->adam_restored ? "true" : "false",
+                 pb_nn_adam_steps(tag_gnn_trainer_adam(tr)), o->train_out);
         p->host->log(p->host->ctx, PB_LOG_INFO, line);
     }
-    tag_gnn_trainer_free(tr);
     tag_records_free(&rec);
     return rc;
 }

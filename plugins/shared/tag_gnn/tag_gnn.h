@@ -140,6 +140,10 @@ void tag_gnn_train_options_default(tag_gnn_train_options *o);
 typedef struct tag_gnn_trainer tag_gnn_trainer; /* an Adam state bound to one network */
 tag_gnn_trainer *tag_gnn_trainer_new(tag_gnn *n, const tag_gnn_train_options *o, pb_error *err);
 void tag_gnn_trainer_free(tag_gnn_trainer *tr);
+/* The trainer's Adam (owned by tr): save and restore it with the parameters through
+ * pb_nn_params_save_adam / pb_nn_params_load_adam, so that a chain of runs trains with one
+ * optimizer, as TAG's train.py does. */
+pb_nn_adam *tag_gnn_trainer_adam(tag_gnn_trainer *tr);
 /* One single-sample step (loss, backward, clipnorm, Adam); *loss gets the loss before the step
  * (may be NULL). */
 int tag_gnn_train_step(tag_gnn_trainer *tr, const tag_gnn_sample *s, double *loss, pb_error *err);

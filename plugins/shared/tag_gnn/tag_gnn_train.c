@@ -113,6 +113,11 @@ void tag_gnn_trainer_free(tag_gnn_trainer *tr)
     free(tr);
 }
 
+pb_nn_adam *tag_gnn_trainer_adam(tag_gnn_trainer *tr)
+{
+    return tr ? tr->adam : NULL;
+}
+
 int tag_gnn_train_step(tag_gnn_trainer *tr, const tag_gnn_sample *s, double *loss, pb_error *err)
 {
     pb_nn_params *p = tag_gnn_params(tr->net);

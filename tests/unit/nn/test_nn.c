@@ -1456,6 +1456,127 @@ static void test_adam_two_steps(void **state)
     pb_nn_params_free(p);
 }
 
+/* Adam saved with the parameters continues bit for bit: 2 steps, a save, a load into a fresh
+ * set and a fresh optimizer, and 2 more steps give exactly the values of 4 steps in one process
+ * (the moments are float64s in base64, exact).  The file without the section, a loader that does
+ * not want it, hyper-parameters that differ and damaged moments are each handled. */
+static void adam_grads(pb_nn_params *p, int step)
+{
+    float *g = pb_nn_params_grads(p);
+    for (size_t i = 0; i < pb_nn_params_size(p); i++)
+        g[i] = (float)(sin(0.37 * (double)(i + 1) * (step + 1)) * (i % 5 == 0 ? 1e-3 : 1.0));
+}
+
+static pb_nn_params *adam_set(void)
+{
+    pb_nn_params *p = pb_nn_params_new();
+    pb_rng rng;
+    pb_rng_seed(&rng, 11);
+    pb_error err;
+    /* one tensor large enough for values_b64, one written as numbers */
+    assert_int_equal(pb_nn_params_add(p, "big", 2, 40000, PB_NN_INIT_GLOROT, &rng, &err), 0);
+    assert_int_equal(pb_nn_params_add(p, "small", 3, 2, PB_NN_INIT_GLOROT, &rng, &err), 1);
+    return p;
+}
+
+static void test_adam_save_continue(void **state)
+{
+    (void)state;
+    const char *path = tmp_path("adam");
+    pb_error err;
+    pb_nn_params *one = adam_set(), *chain = adam_set();
+    pb_nn_adam *a1 = pb_nn_adam_new(0.9, 0.999, 1e-7), *a2 = pb_nn_adam_new(0.9, 0.999, 1e-7);
+    /* A fresh optimizer adds nothing: the file is the plain one. */
+    assert_int_equal(pb_nn_params_save_adam(chain, a2, path, &err), PB_OK);
+    int restored = -1;
+    assert_int_equal(pb_nn_params_load_adam(chain, a2, path, &restored, &err), PB_OK);
+    assert_int_equal(restored, 0);
+    assert_int_equal(pb_nn_adam_steps(a2), 0);
+    for (int k = 0; k < 4; k++) {
+        adam_grads(one, k);
+        assert_int_equal(pb_nn_adam_step(a1, one, 1e-2, &err), PB_OK);
+    }
+    for (int k = 0; k < 2; k++) {
+        adam_grads(chain, k);
+        assert_int_equal(pb_nn_adam_step(a2, chain, 1e-2, &err), PB_OK);
+    }
+    assert_int_equal(pb_nn_params_save_adam(chain, a2, path, &err), PB_OK);
+    pb_nn_params_free(chain);
+    pb_nn_adam_free(a2);
+    /* the next "run": parameters and optimizer from the file */
+    chain = pb_nn_params_new();
+    pb_nn_params_add(chain, "small", 3, 2, PB_NN_INIT_ZEROS, NULL, &err); /* order is free */
+    pb_nn_params_add(chain, "big", 2, 40000, PB_NN_INIT_ZEROS, NULL, &err);
+    a2 = pb_nn_adam_new(0.9, 0.999, 1e-7);
+    assert_int_equal(pb_nn_params_load_adam(chain, a2, path, &restored, &err), PB_OK);
+    assert_int_equal(restored, 1);
+    assert_int_equal(pb_nn_adam_steps(a2), 2);
+    /* the gradients of steps 2 and 3 in the first set's order */
+    pb_nn_params *order = adam_set();
+    for (int k = 2; k < 4; k++) {
+        adam_grads(order, k);
+        float *g = pb_nn_params_grads(chain);
+        memcpy(g, pb_nn_params_grads(order) + 80000, 6 * sizeof(float));
+        memcpy(g + 6, pb_nn_params_grads(order), 80000 * sizeof(float));
+        assert_int_equal(pb_nn_adam_step(a2, chain, 1e-2, &err), PB_OK);
+    }
+    assert_int_equal(pb_nn_adam_steps(a2), 4);
+    assert_memory_equal(pb_nn_params_values(chain), pb_nn_params_values(one) + 80000,
+                        6 * sizeof(float));
+    assert_memory_equal(pb_nn_params_values(chain) + 6, pb_nn_params_values(one),
+                        80000 * sizeof(float));
+    /* Without its moments the same two steps land elsewhere (the test can fail). */
+    pb_nn_params *fresh = adam_set();
+    pb_nn_adam *a3 = pb_nn_adam_new(0.9, 0.999, 1e-7);
+    assert_int_equal(pb_nn_params_load(fresh, path, &err), PB_OK);
+    for (int k = 2; k < 4; k++) {
+        adam_grads(fresh, k);
+        assert_int_equal(pb_nn_adam_step(a3, fresh, 1e-2, &err), PB_OK);
+    }
+    assert_memory_not_equal(pb_nn_params_values(fresh), pb_nn_params_values(one),
+                            80006 * sizeof(float));
+    /* A loader without an optimizer reads the values (the section is optional). */
+    assert_int_equal(pb_nn_params_load_adam(fresh, NULL, path, &restored, &err), PB_OK);
+    assert_int_equal(restored, 0);
+    /* Other hyper-parameters: an error naming the field, nothing changed. */
+    pb_nn_adam *other = pb_nn_adam_new(0.9, 0.99, 1e-7);
+    float keep = pb_nn_params_values(fresh)[0];
+    pb_nn_params_values(fresh)[0] = 7.0f;
+    assert_int_equal(pb_nn_params_load_adam(fresh, other, path, &restored, &err), PB_ERR);
+    assert_non_null(strstr(err.msg, "adam.beta2 is 0.999 in the file, 0.99 in this optimizer"));
+    assert_int_equal(pb_nn_adam_steps(other), 0);
+    assert_true(pb_nn_params_values(fresh)[0] == 7.0f);
+    (void)keep;
+    /* Damaged moments name the tensor. */
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    static char text[4 << 20];
+    size_t len = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[len] = 0;
+    assert_non_null(strstr(text, "\"steps\": 2"));
+    char *at = strstr(text, "\"adam_v_b64\": \"");
+    assert_non_null(at);
+    at[16] = '*';
+    f = fopen(path, "w");
+    fputs(text, f);
+    fclose(f);
+    pb_nn_adam *a4 = pb_nn_adam_new(0.9, 0.999, 1e-7);
+    assert_int_equal(pb_nn_params_load_adam(fresh, a4, path, &restored, &err), PB_ERR);
+    assert_non_null(strstr(err.msg, "adam_v_b64 is not base64 of"));
+    assert_int_equal(pb_nn_adam_steps(a4), 0);
+    unlink(path);
+    pb_nn_adam_free(a1);
+    pb_nn_adam_free(a2);
+    pb_nn_adam_free(a3);
+    pb_nn_adam_free(a4);
+    pb_nn_adam_free(other);
+    pb_nn_params_free(one);
+    pb_nn_params_free(chain);
+    pb_nn_params_free(order);
+    pb_nn_params_free(fresh);
+}
+
 static void test_sgd_and_clipping(void **state)
 {
     (void)state;
@@ -1695,6 +1816,7 @@ int main(void)
         cmocka_unit_test(test_params_save_load),
         cmocka_unit_test(test_params_load_mismatch),
         cmocka_unit_test(test_adam_two_steps),
+        cmocka_unit_test(test_adam_save_continue),
         cmocka_unit_test(test_sgd_and_clipping),
         cmocka_unit_test(test_determinism),
         cmocka_unit_test(test_forward_attention_worked_example),

@@ -169,6 +169,34 @@ static void test_hand_ps(void **state)
     assert_true(fabs(rec.last.objective - -17.536) < 1e-9);
 }
 
+/* sfb_sync=nccl prices the AllReduce with the topology simulator's collective model: the two
+ * devices are on two machines linked at tau = 2810, so the scale is 2810 / 2810 = 1; each member
+ * sends 262144 / 2 bytes = 128 KB: max(trunc(0.043420241 * 128 + 368.20136), trunc(0.27766802 *
+ * 128 + 211.91926)) = max(373, 247) = 373 µs (specs/tag.md §4.4's table: 373).  k = 2 * 65536 /
+ * 2810 = 46.644128:  {gW} 42 - 373 + 2k = -237.71,  {gW,x} 48 - 373 + k = -278.355872,
+ * {gW,x,y} 100 - 373 = -273: {gW,x}.  The paper's formula saves only 2k = 93.288 there:
+ * {gW,x} 48 - 93.288 + 46.644 = 1.356, {gW,x,y} 6.712, {gW} 42: nothing. */
+static void test_hand_nccl(void **state)
+{
+    test_fixture *f = *state;
+    int dup[N_OPS], none[N_OPS] = {0}, want[N_OPS] = {1, 0, 0, 1, 0, 0, 0};
+    test_records rec;
+    test_run(f, PB_REPL_ALLREDUCE, 2810, dup, &rec);
+    assert_memory_equal(dup, none, sizeof none);
+    const pb_strategy *s = test_dp(f, PB_REPL_ALLREDUCE, 2810);
+    int op[N_OPS], n = 0;
+    sfb_options o = {.time_limit_s = 10, .mode = SFB_MODE_GRADIENT, .sync = SFB_SYNC_NCCL};
+    pb_error err;
+    memset(&rec, 0, sizeof rec);
+    if (sfb_apply(f->g, &f->c, s, &o, op, &n, test_record, &rec, &err) != PB_OK)
+        fail_msg("%s", err.msg);
+    for (int v = 0; v < N_OPS; v++)
+        dup[v] = op[v] == PB_REPL_DUPLICATE;
+    assert_memory_equal(dup, want, sizeof want);
+    assert_int_equal(n, 2);
+    assert_true(fabs(rec.last.objective - (48 - 373 + 131072.0 / 2810)) < 1e-9);
+}
+
 /* Limits: at depth 1 the candidates would be gW, x and y (both one edge above gW); at most 2
  * keeps gW and x (gW's first input).  y is then outside, so duplicating gW pays for y -> gW:
  * {gW} = 42 - 262.144 + 2 * 131.072 = 42, {gW,x} = 48 - 262.144 + 131.072 = -83.072 (tau =
@@ -228,7 +256,7 @@ static void test_refuses_placement(void **state)
     pb_strategy s;
     pb_strategy_placement(&s, N_OPS, device);
     int op[N_OPS];
-    sfb_options o = {0, 0, 0, SFB_MODE_GRADIENT};
+    sfb_options o = {0, 0, 0, SFB_MODE_GRADIENT, SFB_SYNC_PAPER};
     pb_error err = {{0}};
     assert_int_equal(sfb_apply(f->g, &f->c, &s, &o, op, NULL, NULL, NULL, &err), PB_ERR);
     assert_string_equal(err.msg, "SFB applies to replicated strategies (kind 0 given)");
@@ -310,9 +338,10 @@ static void test_brute_force(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_hand_allreduce), cmocka_unit_test(test_hand_ps),
-        cmocka_unit_test(test_depth),          cmocka_unit_test(test_refuses_placement),
-        cmocka_unit_test(test_brute_force),    cmocka_unit_test(test_hand_reference),
+        cmocka_unit_test(test_hand_allreduce),    cmocka_unit_test(test_hand_ps),
+        cmocka_unit_test(test_hand_nccl),         cmocka_unit_test(test_depth),
+        cmocka_unit_test(test_refuses_placement), cmocka_unit_test(test_brute_force),
+        cmocka_unit_test(test_hand_reference),
     };
     return cmocka_run_group_tests(tests, test_setup, test_teardown);
 }

@@ -412,6 +412,19 @@ static void test_priors(void **state)
 
 /* ------------------------------------------------------------------ training */
 
+/* Two samples of the hand state h (which it changes) for a network of options o. */
+static void tiny_samples(hand_state *h, const tag_gnn_options *o, tag_gnn_features *f,
+                         tag_gnn_sample s[2])
+{
+    pb_error err;
+    const double visits0[7] = {0, 1, 2, 30, 1, 5, 1}, visits1[7] = {10, 0, 0, 0, 0, 20, 0};
+    assert_int_equal(tag_gnn_features_build(f, &h->st, 1, o, &err), PB_OK);
+    assert_int_equal(tag_gnn_sample_set(&s[0], &f->in, visits0, &err), PB_OK);
+    h->st.n_decided = 0;
+    assert_int_equal(tag_gnn_features_build(f, &h->st, 0, o, &err), PB_OK);
+    assert_int_equal(tag_gnn_sample_set(&s[1], &f->in, visits1, &err), PB_OK);
+}
+
 /* Trains a tiny network on two samples of the hand state; returns the losses before and after
  * and the final parameters (caller frees). */
 static float *train_tiny(uint64_t seed, double *before, double *after, size_t *size)
@@ -425,12 +438,7 @@ static float *train_tiny(uint64_t seed, double *before, double *after, size_t *s
     assert_non_null(n);
     tag_gnn_features f = {0};
     tag_gnn_sample s[2] = {0};
-    const double visits0[7] = {0, 1, 2, 30, 1, 5, 1}, visits1[7] = {10, 0, 0, 0, 0, 20, 0};
-    assert_int_equal(tag_gnn_features_build(&f, &h.st, 1, &o, &err), PB_OK);
-    assert_int_equal(tag_gnn_sample_set(&s[0], &f.in, visits0, &err), PB_OK);
-    h.st.n_decided = 0;
-    assert_int_equal(tag_gnn_features_build(&f, &h.st, 0, &o, &err), PB_OK);
-    assert_int_equal(tag_gnn_sample_set(&s[1], &f.in, visits1, &err), PB_OK);
+    tiny_samples(&h, &o, &f, s);
     assert_float_equal(s[0].pi[3], 30.0 / 40, 1e-7);
     tag_gnn_train_options to;
     tag_gnn_train_options_default(&to);
@@ -483,6 +491,72 @@ static void test_training(void **state)
     assert_true(b1 == b2 && a1 == a2);
     free(v1);
     free(v2);
+}
+
+/* One optimizer across a chain (TAG's train.py keeps one Adam): 3 steps on sample 0 and 3 on
+ * sample 1 with one trainer give, bit for bit, what a second network and trainer give after
+ * loading the first's parameters and Adam state (pb_nn_params_load_adam) and taking the 3 steps
+ * on sample 1.  Loading the parameters alone (a fresh Adam, adam_state=restart) does not. */
+static void test_chained_training(void **state)
+{
+    (void)state;
+    hand_state h;
+    hand_init(&h);
+    tag_gnn_options o = tiny_options(0);
+    o.hidden = 8;
+    pb_error err;
+    tag_gnn_features f = {0};
+    tag_gnn_sample s[2] = {0};
+    tiny_samples(&h, &o, &f, s);
+    tag_gnn_train_options to;
+    tag_gnn_train_options_default(&to);
+    to.lr = 3e-3;
+    tag_gnn *one = tag_gnn_new(&o, 31, &err), *first = tag_gnn_new(&o, 31, &err);
+    tag_gnn *second = tag_gnn_new(&o, 99, &err), *fresh = tag_gnn_new(&o, 98, &err);
+    tag_gnn_trainer *t_one = tag_gnn_trainer_new(one, &to, &err);
+    tag_gnn_trainer *t_first = tag_gnn_trainer_new(first, &to, &err);
+    tag_gnn_trainer *t_second = tag_gnn_trainer_new(second, &to, &err);
+    tag_gnn_trainer *t_fresh = tag_gnn_trainer_new(fresh, &to, &err);
+    for (int k = 0; k < 6; k++)
+        assert_int_equal(tag_gnn_train_step(t_one, &s[k / 3], NULL, &err), PB_OK);
+    for (int k = 0; k < 3; k++)
+        assert_int_equal(tag_gnn_train_step(t_first, &s[0], NULL, &err), PB_OK);
+    char path[] = "/tmp/test_tag_gnn_chain_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_equal(
+        pb_nn_params_save_adam(tag_gnn_params(first), tag_gnn_trainer_adam(t_first), path, &err),
+        PB_OK);
+    int restored = 0;
+    assert_int_equal(pb_nn_params_load_adam(tag_gnn_params(second), tag_gnn_trainer_adam(t_second),
+                                            path, &restored, &err),
+                     PB_OK);
+    assert_int_equal(restored, 1);
+    assert_int_equal(pb_nn_params_load(tag_gnn_params(fresh), path, &err), PB_OK);
+    for (int k = 0; k < 3; k++) {
+        assert_int_equal(tag_gnn_train_step(t_second, &s[1], NULL, &err), PB_OK);
+        assert_int_equal(tag_gnn_train_step(t_fresh, &s[1], NULL, &err), PB_OK);
+    }
+    assert_int_equal(pb_nn_adam_steps(tag_gnn_trainer_adam(t_second)), 6);
+    size_t n = pb_nn_params_size(tag_gnn_params(one));
+    assert_memory_equal(pb_nn_params_values(tag_gnn_params(second)),
+                        pb_nn_params_values(tag_gnn_params(one)), n * sizeof(float));
+    assert_memory_not_equal(pb_nn_params_values(tag_gnn_params(fresh)),
+                            pb_nn_params_values(tag_gnn_params(one)), n * sizeof(float));
+    unlink(path);
+    tag_gnn_trainer_free(t_one);
+    tag_gnn_trainer_free(t_first);
+    tag_gnn_trainer_free(t_second);
+    tag_gnn_trainer_free(t_fresh);
+    tag_gnn_free(one);
+    tag_gnn_free(first);
+    tag_gnn_free(second);
+    tag_gnn_free(fresh);
+    tag_gnn_sample_free(&s[0]);
+    tag_gnn_sample_free(&s[1]);
+    tag_gnn_features_free(&f);
+    hand_free(&h);
 }
 
 static void test_save_load(void **state)
@@ -695,7 +769,7 @@ int main(void)
         cmocka_unit_test(test_features_by_hand), cmocka_unit_test(test_reference_size),
         cmocka_unit_test(test_network_gradient), cmocka_unit_test(test_priors),
         cmocka_unit_test(test_training),         cmocka_unit_test(test_save_load),
-        cmocka_unit_test(test_selfplay),
+        cmocka_unit_test(test_chained_training), cmocka_unit_test(test_selfplay),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
