@@ -39,6 +39,15 @@ int strategy_expand(const pb_graph *op_graph, const pb_strategy *grouped, pb_str
                                   : grouped->replication     ? grouped->replication[g]
                                                              : PB_REPL_NONE;
     }
+    /* Colocated ops follow their anchor (the anchor itself follows its group, graph_build). */
+    for (int v = 0; op_graph->placed_with && v < n; v++) {
+        int a = op_graph->placed_with[v];
+        if (a < 0)
+            continue;
+        ops->device[v] = ops->device[a];
+        if (ops->replication)
+            ops->replication[v] = ops->replication[a];
+    }
     return PB_OK;
 }
 

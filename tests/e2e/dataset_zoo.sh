@@ -46,6 +46,9 @@ expect_error() { # expect_error PATTERN ARGS...: fails unless the command fails 
 expect_error "unknown family or model 'gpt5'" dataset gen gpt5 --out zoo
 expect_error "has no --layers" dataset gen nce --layers 3 --out zoo
 expect_error "not in 7..64" dataset gen ctrdnn --layers 3 --out zoo
-expect_error "are for zoo models" dataset gen cifar10 --batch 4 --out zoo
+expect_error "is not an integer 1..100000" dataset gen cifar10 --batch 0 --out zoo
+expect_error "are for families" dataset gen vgg19 --colocate on --out zoo
+expect_error "must be free or charged" dataset gen cifar10 --kernelless maybe --out zoo
+expect_error "not a step count" dataset gen ptb --steps 9-3 --out zoo
 expect_error "are for families" dataset gen vgg19 --count 2 --out zoo
 echo "ok"
