@@ -39,8 +39,14 @@ int strategy_expand(const pb_graph *op_graph, const pb_strategy *grouped, pb_str
                                   : grouped->replication     ? grouped->replication[g]
                                                              : PB_REPL_NONE;
     }
-    /* Colocated ops follow their anchor (the anchor itself follows its group, graph_build). */
-    for (int v = 0; op_graph->placed_with && v < n; v++) {
+    strategy_apply_placed_with(op_graph, ops);
+    return PB_OK;
+}
+
+void strategy_apply_placed_with(const pb_graph *op_graph, pb_strategy *ops)
+{
+    /* the anchor itself follows its group (graph_build refuses chains) */
+    for (int v = 0; op_graph->placed_with && v < op_graph->n_nodes; v++) {
         int a = op_graph->placed_with[v];
         if (a < 0)
             continue;
@@ -48,7 +54,6 @@ int strategy_expand(const pb_graph *op_graph, const pb_strategy *grouped, pb_str
         if (ops->replication)
             ops->replication[v] = ops->replication[a];
     }
-    return PB_OK;
 }
 
 /* The device groups of a REPLICATED strategy: non-empty, valid and distinct devices. */

@@ -32,6 +32,21 @@ line() { awk -v s="$1" '$1 == s {print $3, $4, $7, $9, $10}' balance.txt; }
 [ "$(line apart.json)" = "7.00 10.42 40.0 30.8 61.5" ] || fail "apart: $(cat balance.txt)"
 [ "$(line together.json)" = "7.00 10.42 40.0 0.0 61.5" ] || fail "together: $(cat balance.txt)"
 
+# The simulator sees the colocation, for an op-level placement as for a group placement.  All on
+# device 0: mm 0-10, grad 15.7-35.7, apply 41.4-46.4, then delta1: 52.1 us.  apply on device 1
+# when not colocated: var's 400 bytes cross bus 0 at 0 (busy until 25.05), grad's at 35.7
+# (arrive 35.75, bus busy until 60.75), apply 35.75-40.75 on device 1: 60.75 us.  Placed with
+# var, apply runs on device 0 whatever the placement says: 52.1 us.
+echo '{"var": 0, "read": 0, "mm": 0, "grad": 0, "apply": 1}' >ops.json
+echo '{"A": 0, "B": 0, "C": 1}' >groups.json
+step() { "$PB_BIN" simulate --graph "$1" --placement "$2" --devices 2 --json |
+    python3 -c 'import json, sys; print("%.2f" % json.load(sys.stdin)["step_time_us"])'; }
+[ "$(step apart.json ops.json)" = "60.75" ] || fail "apart, apply on 1: $(step apart.json ops.json)"
+[ "$(step together.json ops.json)" = "52.10" ] || fail "together, ops: $(step together.json ops.json)"
+# by group, C on device 1: grad runs there too, apply follows var on 0
+[ "$(step together.json groups.json)" != "$(step apart.json groups.json)" ] ||
+    fail "colocation changed nothing for a group placement"
+
 # The options reach the generated files: colocation writes placed_with, ports first zeroes port 1.
 "$PB_BIN" dataset gen nmt --count 1 --colocate on --ports first --kernelless free --out on \
     2>gen.txt || fail "gen: $(cat gen.txt)"
