@@ -194,9 +194,9 @@ static int cli_is_read(const pb_graph *g, int v)
     return strcmp(g->node_type[g->pred[g->pred_start[v]]], "VariableV2") == 0;
 }
 
-/* Bytes crossing placement units in g, in total and per kind ([3]); one transfer per
+/* Bytes and transfers crossing placement units in g per kind ([3] each); one transfer per
  * (producer, port, consuming unit), as the grouped graph's edges carry them. */
-static int cli_crossing(const pb_graph *g, double *bytes)
+static int cli_crossing(const pb_graph *g, double *bytes, double *count)
 {
     cli_cross *c = malloc((size_t)(g->n_edges ? g->n_edges : 1) * sizeof *c);
     if (!c)
@@ -217,8 +217,8 @@ static int cli_crossing(const pb_graph *g, double *bytes)
     for (int k = 0; k < n; k++) {
         if (k > 0 && cli_cross_cmp(&c[k - 1], &c[k]) == 0)
             continue;
-        double b = g->port_bytes[g->port_start[c[k].src] + c[k].port];
-        bytes[c[k].kind] += b;
+        bytes[c[k].kind] += g->port_bytes[g->port_start[c[k].src] + c[k].port];
+        count[c[k].kind] += 1;
     }
     free(c);
     return 0;
@@ -226,13 +226,15 @@ static int cli_crossing(const pb_graph *g, double *bytes)
 
 void cli_balance_header(void)
 {
-    printf("%-22s %6s %9s %9s %9s %7s %7s %10s %7s %7s\n", "set", "graphs", "comp-us", "busy-us",
-           "xfer-us", "ratio", "free-%", "cross-MB", "upd-%", "read-%");
+    printf("%-22s %6s %9s %9s %9s %7s %7s %10s %7s %7s %7s %7s\n", "set", "graphs", "comp-us",
+           "busy-us", "xfer-us", "ratio", "free-%", "cross-MB", "upd-%", "read-%", "upd-n%",
+           "read-n%");
 }
 
 void cli_balance_print(const char *set, const pb_graph *const *graphs, int n)
 {
     double cost = 0, busy = 0, out = 0, ops = 0, free_ops = 0, cross[3] = {0, 0, 0};
+    double sends[3] = {0, 0, 0};
     for (int i = 0; i < n; i++) {
         const pb_graph *g = graphs[i];
         for (int v = 0; v < g->n_nodes; v++) {
@@ -242,16 +244,17 @@ void cli_balance_print(const char *set, const pb_graph *const *graphs, int n)
             free_ops += g->cost_us[v] == 0;
         }
         ops += g->n_nodes;
-        if (cli_crossing(g, cross)) {
+        if (cli_crossing(g, cross, sends)) {
             cli_error("out of memory");
             return;
         }
     }
-    double total = cross[0] + cross[1] + cross[2];
+    double total = cross[0] + cross[1] + cross[2], n_sends = sends[0] + sends[1] + sends[2];
     double comp = ops > 0 ? cost / ops : 0,
            xfer = ops > 0 ? out / CLI_BALANCE_BUS_BYTES_PER_US / ops : 0;
-    printf("%-22s %6d %9.2f %9.2f %9.2f %7.2f %7.1f %10.2f %7.1f %7.1f\n", set, n, comp,
+    printf("%-22s %6d %9.2f %9.2f %9.2f %7.2f %7.1f %10.2f %7.1f %7.1f %7.1f %7.1f\n", set, n, comp,
            ops > 0 ? busy / ops : 0, xfer, comp > 0 ? xfer / comp : 0,
            ops > 0 ? 100 * free_ops / ops : 0, n > 0 ? total / n / 1e6 : 0,
-           total > 0 ? 100 * cross[1] / total : 0, total > 0 ? 100 * cross[2] / total : 0);
+           total > 0 ? 100 * cross[1] / total : 0, total > 0 ? 100 * cross[2] / total : 0,
+           n_sends > 0 ? 100 * sends[1] / n_sends : 0, n_sends > 0 ? 100 * sends[2] / n_sends : 0);
 }

@@ -7,10 +7,11 @@ source "$(dirname "$0")/lib/common.bash"
 # var -> read -> mm -> grad -> apply, read -> grad, var -> apply; groups A {var, read}, B {mm},
 # C {grad, apply}.  Transfers crossing a group boundary, one per (producer, port, consuming
 # group): read -> B 400 and read -> C 400 (reads of a variable), mm -> C 100, var -> C 400 (a
-# variable into its update): 1300 bytes, 30.8 % updates, 61.5 % reads.  Compute: 35 us over 5
+# variable into its update): 1300 bytes, 30.8 % updates, 61.5 % reads; of the 4 transfers 1 is
+# an update (25.0 %) and 2 are reads (50.0 %).  Compute: 35 us over 5
 # ops = 7.00 us; with delta1 5.7 after each of the 3 costed ops 52.1 / 5 = 10.42 us; 2 of 5 ops
 # cost 0 (40.0 %).  With apply placed with var, var -> apply stays on one device and grad -> A
-# (400) crosses instead: 0.0 % updates, 61.5 % reads.
+# (400) crosses instead: 0.0 % updates, 61.5 % reads; 0.0 % and 50.0 % of the 4 transfers.
 graph() {
     cat <<JSON
 {"directed": true, "nodes": [
@@ -27,10 +28,11 @@ JSON
 graph "" >apart.json
 graph ', "placed_with": "var"' >together.json
 "$PB_BIN" dataset stats --balance apart.json together.json >balance.txt || fail "stats --balance"
-# set graphs comp-us busy-us xfer-us ratio free-% cross-MB upd-% read-%
-line() { awk -v s="$1" '$1 == s {print $3, $4, $7, $9, $10}' balance.txt; }
-[ "$(line apart.json)" = "7.00 10.42 40.0 30.8 61.5" ] || fail "apart: $(cat balance.txt)"
-[ "$(line together.json)" = "7.00 10.42 40.0 0.0 61.5" ] || fail "together: $(cat balance.txt)"
+# set graphs comp-us busy-us xfer-us ratio free-% cross-MB upd-% read-% upd-n% read-n%
+line() { awk -v s="$1" '$1 == s {print $3, $4, $7, $9, $10, $11, $12}' balance.txt; }
+[ "$(line apart.json)" = "7.00 10.42 40.0 30.8 61.5 25.0 50.0" ] || fail "apart: $(cat balance.txt)"
+[ "$(line together.json)" = "7.00 10.42 40.0 0.0 61.5 0.0 50.0" ] ||
+    fail "together: $(cat balance.txt)"
 
 # The simulator sees the colocation, for an op-level placement as for a group placement.  All on
 # device 0: mm 0-10, grad 15.7-35.7, apply 41.4-46.4, then delta1: 52.1 us.  apply on device 1
