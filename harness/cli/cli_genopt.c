@@ -16,20 +16,20 @@
 
 const char cli_genopt_help[] =
     "      Family options (README \"Reference measurement semantics and colocation\";\n"
-    "      defaults in brackets are the family's, see `dataset list`):\n"
-    "        --kernelless free|charged  ops without a GPU kernel (Identity, NoOp, Const,\n"
-    "              VariableV2, Reshape, shape ops, ...) cost 0 us as in the reference's\n"
-    "              step stats, so no delta1 follows them [free]; charged: 1 us host ops and\n"
-    "              kernel costs for Reshape and the like (the graphs before this option)\n"
-    "        --ports first|all  only output port 0 has a size, as the reference reads it from\n"
-    "              step stats [first]; all: every port its tensor's size\n"
-    "        --colocate on|off  update ops and slots run on their variable's device, as\n"
-    "              TensorFlow's loc:@ colocation [on]\n"
+    "      each family's defaults: `placebench dataset list`):\n"
+    "        --kernelless free|charged  free: ops without a GPU kernel (Identity, NoOp,\n"
+    "              Const, VariableV2, Reshape, shape ops, ...) cost 0 us, as in the\n"
+    "              reference's step stats, so no delta1 follows them; charged: 1 us host ops\n"
+    "              and kernel costs for Reshape and the like\n"
+    "        --ports first|all  first: only output port 0 has a size, as the reference reads\n"
+    "              it from step stats; all: every port its tensor's size\n"
+    "        --colocate on|off  on: update ops and slots run on their variable's device, as\n"
+    "              TensorFlow's loc:@ colocation (node attribute placed_with)\n"
     "        --batch N, --width N  batch size; cifar10 filters, ptb/nmt hidden size\n"
     "        --layers N  cifar10 num_layers of every graph (default 3-6 by index); nmt LSTM\n"
-    "              layers (default 2)\n"
-    "        --steps A[-B]  ptb BPTT steps (default 9-18), nmt source and target steps\n"
-    "              (default 5-9 and 3-7), spread over the graphs\n";
+    "              layers\n"
+    "        --steps A[-B]  ptb BPTT steps, nmt source and target steps, spread over the\n"
+    "              graphs (default ptb 9-18, nmt 5-9 and 3-7)\n";
 
 void cli_genopt_init(cli_genopt *o)
 {
@@ -152,8 +152,8 @@ void cli_genopt_resolve(const cli_genopt *o, const gen_family *f, gen_options *o
 void cli_genopt_describe(const gen_options *opt, char *buf, size_t size)
 {
     char layers[32], steps[48];
-    snprintf(layers, sizeof layers, opt->layers ? "%d" : "spread", opt->layers);
-    snprintf(steps, sizeof steps, opt->steps_min ? "%d-%d" : "family", opt->steps_min,
+    snprintf(layers, sizeof layers, opt->layers ? "%d" : "default", opt->layers);
+    snprintf(steps, sizeof steps, opt->steps_min ? "%d-%d" : "default", opt->steps_min,
              opt->steps_max);
     snprintf(buf, size, "kernelless=%s ports=%s colocate=%s batch=%d width=%d layers=%s steps=%s",
              opt->kernelless_free ? "free" : "charged", opt->first_port_only ? "first" : "all",

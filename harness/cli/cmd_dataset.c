@@ -616,6 +616,12 @@ static int dataset_list(void)
                f->paper.longest_path, range, f->description);
     }
     printf("(nodes, edges, longest path: the paper's Table I averages of the grouped graphs)\n");
+    printf("\ndefault options of the families (dataset gen --help):\n");
+    for (int i = 0; gen_family_at(i); i++) {
+        char described[256];
+        cli_genopt_describe(&gen_family_at(i)->defaults, described, sizeof described);
+        printf("%-8s %s\n", gen_family_at(i)->name, described);
+    }
     cli_zoo_list();
     return 0;
 }
