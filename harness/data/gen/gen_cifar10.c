@@ -18,8 +18,9 @@
  * inputs included) are concatenated (ENAS _fixed_combine).
  * Per graph the seed draws the normal and the reduction architecture (uniform choices, redrawn
  * until no chain of nodes is deeper than GEN_CIFAR10_MAX_DEPTH); num_layers L is spread over
- * GEN_CIFAR10_L_MIN..MAX across graph indices (gen_options.layers: the same L for all).  C = 20,
- * batch 128 (gen_options width and batch), 32x32x3 images.
+ * GEN_CIFAR10_L_MIN..MAX across graph indices (gen_options.layers: the same L for all).  C = 20
+ * and batch 160, ENAS's micro search child (scripts/cifar10_micro_search.sh; the final model's
+ * 144 / 36 / 15 layers are `--batch 144 --width 36 --layers 15`), 32x32x3 images.
  *
  * Groups: the stem; each calibration; per node, each repetition of a sep conv, or the pool, or
  * the factorized reduction (its two paths, then its concat + bn); each node's sum; each cell's
@@ -30,7 +31,7 @@
 #define GEN_CIFAR10_L_MAX 6
 #define GEN_CIFAR10_MAX_DEPTH 2
 #define GEN_CIFAR10_C 20
-#define GEN_CIFAR10_BATCH 128
+#define GEN_CIFAR10_BATCH 160
 
 enum { GEN_SEP3 = 0, GEN_SEP5, GEN_AVG, GEN_MAX, GEN_IDENTITY, GEN_N_OPS };
 

@@ -33,19 +33,19 @@ static const gen_family gen_families[] = {
      gen_cifar10_generate,
      1,
      {303.44, 444.22, 95.63, 74, 154},
-     {0, 0, 0, 128, 20, 0, 0, 0}},
+     {0, 0, 1, 160, 20, 0, 0, 0}},
     {"ptb",
      "PTB language models from ENAS recurrent cells unrolled over BPTT steps, SGD training",
      gen_ptb_generate,
      1,
      {500.75, 1285.44, 316.09, 216, 450},
-     {0, 0, 0, 64, 200, 0, 9, 18}},
+     {0, 0, 1, 64, 200, 0, 9, 18}},
     {"nmt",
      "attention LSTM encoder-decoders unrolled over source/target steps, Adam training",
      gen_nmt_generate,
      1,
      {179.44, 476.25, 63.13, 41, 69},
-     {0, 0, 0, 128, 512, 2, 0, 0}},
+     {0, 0, 1, 128, 512, 2, 0, 0}},
 };
 
 int gen_family_count(void)

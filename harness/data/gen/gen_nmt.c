@@ -20,7 +20,9 @@
  *   weight is accumulated step by step (gen_ctx.loop_accumulate).
  * Per graph the seed picks Bahdanau or Luong attention and the target length D; the source
  * length S is spread over its range across graph indices.  H = 512, batch 128, vocabularies 17191 /
- * 7709.
+ * 7709 (gen_options width, batch, layers, steps_min/max).  The traversal-order paper's appendix
+ * graph "NMT 64-30" has one layer and about 30 steps; README "Reference measurement semantics and
+ * colocation" says why the defaults stay at two layers and 5-9 / 3-7 steps.
  *
  * Groups: per step, the input read (a TensorArray read in dynamic_rnn's loop body), and per layer
  * the gate pre-activations (concat, matmul, bias) and the state update (split, activations,

@@ -16,7 +16,8 @@
  * Per graph the seed draws the cell (p(i) uniform over earlier nodes, redrawn until no chain of
  * nodes is deeper than GEN_PTB_MAX_DEPTH; f_i uniform); the node count N and the BPTT steps T are
  * spread over their ranges across graph indices.  H = 200, V = 10000, batch 64 (gen_options width,
- * batch, steps_min/max).
+ * batch, steps_min/max; ENAS's search child is batch 20, H 720, 35 steps, its final model batch
+ * 64, H 748: README "Reference measurement semantics and colocation" says why H stays 200).
  *
  * Groups: per step and node, the matmul (with the step's input slice for node 0), the
  * activations (split, f_i, gate) and the highway combination; per step the average; the
