@@ -29,6 +29,7 @@
 #define GEN_CIFAR10_B 5
 #define GEN_CIFAR10_L_MIN 3
 #define GEN_CIFAR10_L_MAX 6
+#define GEN_CIFAR10_MAX_LAYERS 30
 #define GEN_CIFAR10_MAX_DEPTH 2
 #define GEN_CIFAR10_C 20
 #define GEN_CIFAR10_BATCH 160
@@ -208,6 +209,9 @@ static gen_tensor gen_cifar10_aux_head(gen_ctx *g, gen_tensor x, gen_tensor labe
 int gen_cifar10_generate(uint64_t seed, int index, const char *name, const gen_options *opt,
                          pb_graph **out, pb_error *err)
 {
+    if (opt->layers > GEN_CIFAR10_MAX_LAYERS)
+        return pb_errorf(err, "%s: %d layers (at most %d)", name, opt->layers,
+                         GEN_CIFAR10_MAX_LAYERS);
     gen_ctx g;
     int batch = opt->batch > 0 ? opt->batch : GEN_CIFAR10_BATCH;
     gen_init(&g, seed, batch);

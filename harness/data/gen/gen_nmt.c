@@ -35,6 +35,7 @@
 #define GEN_NMT_TGT_VOCAB 7709
 #define GEN_NMT_LAYERS 2
 #define GEN_NMT_MAX_LAYERS 8
+#define GEN_NMT_MAX_STEPS 64
 #define GEN_NMT_SRC_MIN 5
 #define GEN_NMT_SRC_MAX 9
 #define GEN_NMT_TGT_MIN 3
@@ -246,9 +247,11 @@ int gen_nmt_generate(uint64_t seed, int index, const char *name, const gen_optio
                      pb_graph **out, pb_error *err)
 {
     int layers = opt->layers > 0 ? opt->layers : GEN_NMT_LAYERS;
-    if (layers > GEN_NMT_MAX_LAYERS || (opt->steps_max > 0 && opt->steps_max < opt->steps_min))
-        return pb_errorf(err, "%s: %d layers (at most %d), steps %d-%d (a range)", name, layers,
-                         GEN_NMT_MAX_LAYERS, opt->steps_min, opt->steps_max);
+    if (layers > GEN_NMT_MAX_LAYERS)
+        return pb_errorf(err, "%s: %d LSTM layers (at most %d)", name, layers, GEN_NMT_MAX_LAYERS);
+    if (opt->steps_max < opt->steps_min || opt->steps_max > GEN_NMT_MAX_STEPS)
+        return pb_errorf(err, "%s: steps %d-%d (must be a range within 1-%d)", name, opt->steps_min,
+                         opt->steps_max, GEN_NMT_MAX_STEPS);
     gen_ctx g;
     gen_init(&g, seed, opt->batch > 0 ? opt->batch : GEN_NMT_BATCH);
     g.opt = *opt;
