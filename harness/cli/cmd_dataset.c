@@ -324,6 +324,11 @@ static int dataset_set_load(dataset_set *s, const char *what, long long seed, lo
         trimmed[n - 1] = '\0';
     const char *base = strrchr(trimmed, '/') ? strrchr(trimmed, '/') + 1 : trimmed;
     snprintf(s->name, sizeof s->name, "%.255s", base);
+    if (stat(what, &st) == 0 && (cli_genopt_family_only(flags) || flags->batch || flags->layers))
+        return cli_error("dataset stats: '%s' is a file or folder: the family options "
+                         "(--kernelless, --ports, --colocate, --batch, --width, --layers, --steps) "
+                         "apply to families generated in memory",
+                         what);
     if (stat(what, &st) == 0)
         return S_ISDIR(st.st_mode) ? dataset_set_folder(s, what) : dataset_set_read(s, what);
     const gen_family *f = gen_family_find(what);

@@ -68,6 +68,8 @@ assert all(n["cost"] > 0 for n in off["nodes"] if n.get("type") in ("VariableV2"
 PY
 if "$PB_BIN" dataset stats --json --balance apart.json 2>err.txt; then fail "--json --balance"; fi
 grep -q -- "--json and --balance exclude each other" err.txt || fail "json+balance: $(cat err.txt)"
+if "$PB_BIN" dataset stats --balance --colocate on apart.json 2>err.txt; then fail "options on a file"; fi
+grep -q "apply to families generated in memory" err.txt || fail "options on a file: $(cat err.txt)"
 if "$PB_BIN" dataset stats --balance vgg19 2>err.txt; then fail "--balance vgg19"; fi
 grep -q "not for zoo models" err.txt || fail "balance zoo: $(cat err.txt)"
 echo "ok"
