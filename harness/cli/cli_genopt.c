@@ -5,6 +5,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,13 +55,25 @@ static long long cli_genopt_number(const char *text, const char **end)
     return errno || v > 100000 ? -1 : v;
 }
 
+/* The flags: a word pair (yes, no) for the switches, NULL for the sizes; the field they set. */
+static const struct {
+    const char *flag, *yes, *no;
+    size_t offset;
+} cli_genopt_flags[] = {
+    {"--kernelless", "free", "charged", offsetof(cli_genopt, kernelless_free)},
+    {"--ports", "first", "all", offsetof(cli_genopt, first_port_only)},
+    {"--colocate", "on", "off", offsetof(cli_genopt, colocate)},
+    {"--batch", NULL, NULL, offsetof(cli_genopt, batch)},
+    {"--width", NULL, NULL, offsetof(cli_genopt, width)},
+    {"--layers", NULL, NULL, offsetof(cli_genopt, layers)},
+    {"--steps", NULL, NULL, offsetof(cli_genopt, steps_min)},
+};
+
 int cli_genopt_parse(const char *cmd, int argc, char **argv, int *i, cli_genopt *o)
 {
-    static const char *const flags[] = {"--kernelless", "--ports",  "--colocate", "--batch",
-                                        "--width",      "--layers", "--steps"};
     const char *arg = argv[*i];
-    int k = 0, n = (int)(sizeof flags / sizeof flags[0]);
-    while (k < n && strcmp(arg, flags[k]) != 0)
+    size_t k = 0, n = sizeof cli_genopt_flags / sizeof cli_genopt_flags[0];
+    while (k < n && strcmp(arg, cli_genopt_flags[k].flag) != 0)
         k++;
     if (k == n)
         return 0;
@@ -68,57 +81,32 @@ int cli_genopt_parse(const char *cmd, int argc, char **argv, int *i, cli_genopt 
         cli_error("%s: %s needs a value", cmd, arg);
         return -1;
     }
-    const char *v = argv[++*i], *end = "";
-    int word = k == 0   ? cli_genopt_word(v, "free", "charged")
-               : k == 1 ? cli_genopt_word(v, "first", "all")
-               : k == 2 ? cli_genopt_word(v, "on", "off")
-                        : 0;
-    long long num = k >= 3 ? cli_genopt_number(v, &end) : 0;
-    if (k < 3 && word < 0) {
-        cli_error("%s: %s '%s' (must be %s)", cmd, arg, v,
-                  k == 0   ? "free or charged"
-                  : k == 1 ? "first or all"
-                           : "on or off");
-        return -1;
-    }
-    if (k == 6 && num >= 1 && *end == '-') { /* --steps A-B */
-        const char *end2 = "";
-        long long hi = cli_genopt_number(end + 1, &end2);
-        if (hi >= num && !*end2) {
-            o->steps_min = num;
-            o->steps_max = hi;
-            return 1;
+    const char *v = argv[++*i], *end = "", *yes = cli_genopt_flags[k].yes;
+    long long *field = (long long *)(void *)((char *)o + cli_genopt_flags[k].offset);
+    if (yes) {
+        long long word = cli_genopt_word(v, yes, cli_genopt_flags[k].no);
+        if (word < 0) {
+            cli_error("%s: %s '%s' (must be %s or %s)", cmd, arg, v, yes, cli_genopt_flags[k].no);
+            return -1;
         }
-        num = -1;
+        *field = word;
+        return 1;
     }
-    if (k >= 3 && (num < 1 || *end)) {
+    int steps = field == &o->steps_min;
+    long long num = cli_genopt_number(v, &end), hi = num;
+    if (steps && num >= 1 && *end == '-') { /* --steps A-B */
+        hi = cli_genopt_number(end + 1, &end);
+        if (hi < num)
+            num = -1;
+    }
+    if (num < 1 || *end) {
         cli_error("%s: %s '%s' is not %s", cmd, arg, v,
-                  k == 6 ? "a step count 1..100000 or a range A-B" : "an integer 1..100000");
+                  steps ? "a step count 1..100000 or a range A-B" : "an integer 1..100000");
         return -1;
     }
-    switch (k) {
-    case 0:
-        o->kernelless_free = word;
-        break;
-    case 1:
-        o->first_port_only = word;
-        break;
-    case 2:
-        o->colocate = word;
-        break;
-    case 3:
-        o->batch = num;
-        break;
-    case 4:
-        o->width = num;
-        break;
-    case 5:
-        o->layers = num;
-        break;
-    default:
-        o->steps_min = o->steps_max = num;
-        break;
-    }
+    *field = num;
+    if (steps)
+        o->steps_max = hi;
     return 1;
 }
 
@@ -132,11 +120,11 @@ void cli_genopt_resolve(const cli_genopt *o, const gen_family *f, gen_options *o
 {
     *out = f->defaults;
     if (o->kernelless_free >= 0)
-        out->kernelless_free = o->kernelless_free;
+        out->kernelless_free = (int)o->kernelless_free;
     if (o->first_port_only >= 0)
-        out->first_port_only = o->first_port_only;
+        out->first_port_only = (int)o->first_port_only;
     if (o->colocate >= 0)
-        out->colocate = o->colocate;
+        out->colocate = (int)o->colocate;
     if (o->batch)
         out->batch = (int)o->batch;
     if (o->width)

@@ -7,7 +7,7 @@
 
 /* The flags a command line gave; -1 (or 0 for sizes) where it gave none. */
 typedef struct cli_genopt {
-    int kernelless_free, first_port_only, colocate;       /* -1: the family's default */
+    long long kernelless_free, first_port_only, colocate; /* -1: the family's default */
     long long batch, width, layers, steps_min, steps_max; /* 0: the default */
 } cli_genopt;
 
