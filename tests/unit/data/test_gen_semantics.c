@@ -61,23 +61,18 @@ static pb_graph *test_tiny(int kernelless_free, int first_port_only, int colocat
     return out;
 }
 
-static int test_node(const pb_graph *g, const char *name)
+/* The first node whose name (field = g->node_name) or type (g->node_type) is `what`. */
+static int test_find(const pb_graph *g, const char *const *field, const char *what)
 {
     for (int v = 0; v < g->n_nodes; v++)
-        if (strcmp(g->node_name[v], name) == 0)
+        if (strcmp(field[v], what) == 0)
             return v;
-    fail_msg("no node '%s'", name);
+    fail_msg("no node with name or type '%s'", what);
     return -1;
 }
 
-static int test_type(const pb_graph *g, const char *type)
-{
-    for (int v = 0; v < g->n_nodes; v++)
-        if (strcmp(g->node_type[v], type) == 0)
-            return v;
-    fail_msg("no node of type '%s'", type);
-    return -1;
-}
+#define test_node(g, name) test_find((g), (g)->node_name, (name))
+#define test_type(g, type) test_find((g), (g)->node_type, (type))
 
 static double test_port(const pb_graph *g, int v, int port)
 {
