@@ -1,6 +1,7 @@
 /* cmd_dataset.c — `placebench dataset gen|stats|export|import|list`: the graph datasets. */
 #include "cli.h"
 
+#include "cli_genopt.h"
 #include "cli_output.h"
 #include "cli_torch.h"
 #include "cli_zoo.h"
@@ -28,20 +29,21 @@ static void dataset_print_help(void)
     gen_model_names(models, sizeof models);
     printf(
         "usage: placebench dataset SUBCOMMAND ...\n\n"
-        "  gen FAMILY [--count N] [--seed S] [--first K] --out DIR\n"
+        "  gen FAMILY [--count N] [--seed S] [--first K] [FAMILY OPTIONS] --out DIR\n"
         "      generates graphs K .. K+N-1 (default 0 .. 31) of a family (%s)\n"
         "      from seed S (default 1) and writes DIR/<family>-NN.json: networkx node-link\n"
         "      JSON at op level, each op with its 'group'.  Graph i's seed is\n"
         "      pb_seed_derive(S, \"i\"), so a graph does not depend on --count.\n"
         "      The experiments read datasets/<family>/*.json from the project root:\n"
         "        placebench dataset gen cifar10 --out datasets/cifar10\n"
+        "%s"
         "  gen MODEL [--layers L] [--batch B] [--seed S] [--opt KEY=VALUE ...] --out DIR\n"
         "      one graph of the model zoo (%s)\n"
         "      as DIR/<model>[-<L>l].json (wavenet -<L>s: stacks; amoebanet -<L>c:\n"
         "      normal cells): TAG, GDP and HeterPS models (dataset list).  --opt sets one\n"
         "      of the model's options (dataset list shows them with their defaults); a\n"
         "      value other than the default adds '+KEY=VALUE' to the graph's name.\n"
-        "  stats [--json] [--seed S] [--count N] FILE|DIR|FAMILY ...\n"
+        "  stats [--json|--balance] [--seed S] [--count N] [FAMILY OPTIONS] FILE|DIR|FAMILY ...\n"
         "      for each graph file, folder of .json graphs, or family name (generated in\n"
         "      memory): graphs, average grouped nodes, edges and longest path (edges), the\n"
         "      longest paths' range, and op-level averages; for cifar10, ptb and nmt (a\n"
@@ -49,6 +51,14 @@ static void dataset_print_help(void)
         "      and the difference.  --json prints one JSON object per graph instead: nodes,\n"
         "      edges, longest path, maximum in/out degree and degree histogram (networkx's:\n"
         "      index = in + out degree) of the op-level and of the grouped graph.\n"
+        "      --balance prints per set the mean compute time per op, the same with delta1\n"
+        "      (5.7 us after every op costing more than 0: the Placeto simulator's device\n"
+        "      time) and the mean time to send an op's outputs over the Placeto bus\n"
+        "      (7600 B/us), all in us, transfer / compute, the share of\n"
+        "      ops costing 0, the bytes crossing group boundaries per graph (MB; ops placed\n"
+        "      with another op count in its group) and the shares of them that are\n"
+        "      variable -> update edges and reads of variables, by bytes and by number of\n"
+        "      transfers (one per producer, port and consuming group).\n"
         "  stats [--json] [--layers L] [--batch B] [--opt KEY=VALUE ...] zoo|MODEL ...\n"
         "      per zoo model (each depth its paper reports, or --layers L): ops, edges,\n"
         "      trainable parameter MiB, GFLOPs and single-device step time per device type,\n"
@@ -72,7 +82,7 @@ static void dataset_print_help(void)
         "      with their defaults.\n\n"
         "Generation is deterministic: the same family, seed and index give the same graph\n"
         "(same checksum) on every machine.\n",
-        families, models);
+        families, cli_genopt_help, models);
 }
 
 /* Parses a non-negative integer option value; -1 when it is not one. */
@@ -121,9 +131,10 @@ static int dataset_mkdirs(const char *dir)
 
 typedef struct dataset_gen_args {
     const char *family, *out;
-    long long count, seed, first, layers, batch;
-    const char *opt[DATASET_MAX_OPTS]; /* --opt KEY=VALUE, in order */
-    int n_opt;
+    long long count, seed, first;
+    cli_genopt opt; /* --layers and --batch are the zoo's too */
+    const char *zopt[DATASET_MAX_OPTS]; /* --opt KEY=VALUE, in order */
+    int n_zopt;
 } dataset_gen_args;
 
 /* Applies the --opt values to model m's arguments; 0 or 1 (message printed). */
@@ -141,8 +152,14 @@ static int dataset_gen_parse(int argc, char **argv, dataset_gen_args *a)
 {
     a->count = 32;
     a->seed = 1;
+    cli_genopt_init(&a->opt);
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
+        int is_opt = cli_genopt_parse("dataset gen", argc, argv, &i, &a->opt);
+        if (is_opt < 0)
+            return 1;
+        if (is_opt)
+            continue;
         if (arg[0] != '-') {
             if (a->family)
                 return cli_error("dataset gen: more than one family ('%s', '%s')", a->family, arg);
@@ -152,18 +169,16 @@ static int dataset_gen_parse(int argc, char **argv, dataset_gen_args *a)
         if (i + 1 >= argc)
             return cli_error("dataset gen: %s needs a value", arg);
         const char *v = argv[++i];
-        long long *slot = strcmp(arg, "--count") == 0    ? &a->count
-                          : strcmp(arg, "--seed") == 0   ? &a->seed
-                          : strcmp(arg, "--first") == 0  ? &a->first
-                          : strcmp(arg, "--layers") == 0 ? &a->layers
-                          : strcmp(arg, "--batch") == 0  ? &a->batch
-                                                         : NULL;
+        long long *slot = strcmp(arg, "--count") == 0   ? &a->count
+                          : strcmp(arg, "--seed") == 0  ? &a->seed
+                          : strcmp(arg, "--first") == 0 ? &a->first
+                                                        : NULL;
         if (strcmp(arg, "--out") == 0)
             a->out = v;
-        else if (strcmp(arg, "--opt") == 0 && a->n_opt == DATASET_MAX_OPTS)
+        else if (strcmp(arg, "--opt") == 0 && a->n_zopt == DATASET_MAX_OPTS)
             return cli_error("dataset gen: more than %d --opt", DATASET_MAX_OPTS);
         else if (strcmp(arg, "--opt") == 0)
-            a->opt[a->n_opt++] = v;
+            a->zopt[a->n_zopt++] = v;
         else if (!slot)
             return cli_error("dataset gen: unknown option '%s'", arg);
         else if ((*slot = dataset_number(v)) < 0)
@@ -172,8 +187,6 @@ static int dataset_gen_parse(int argc, char **argv, dataset_gen_args *a)
     if (!a->family || !a->out)
         return cli_usage("placebench dataset gen FAMILY [--count N] [--seed S] [--first K] "
                          "--out DIR");
-    if (a->layers > 100000 || a->batch > 100000)
-        return cli_error("dataset gen: --layers and --batch must be at most 100000");
     if (a->count < 1 || a->first + a->count > 10000)
         return cli_error("dataset gen: --count must be 1..10000 (and --first + --count <= 10000)");
     return 0;
@@ -194,26 +207,31 @@ static int dataset_gen(int argc, char **argv)
         return cli_error("dataset gen: unknown family or model '%s' (families: %s; models: %s)",
                          a.family, families, models);
     }
-    if (f && (a.layers || a.batch || a.n_opt))
-        return cli_error("dataset gen: --layers, --batch and --opt are for zoo models, not '%s'",
-                         f->name);
-    if (m && (a.first || a.count != 32))
-        return cli_error("dataset gen: --count and --first are for families, not '%s'", m->name);
+    if (f && a.n_zopt)
+        return cli_error("dataset gen: --opt is for zoo models, not '%s'", f->name);
+    if (m && (a.first || a.count != 32 || cli_genopt_family_only(&a.opt)))
+        return cli_error("dataset gen: --count, --first, --kernelless, --ports, --colocate, "
+                         "--width and --steps are for families, not '%s'",
+                         m->name);
     if (dataset_mkdirs(a.out) != 0)
         return cli_error("dataset gen: cannot create folder '%s': %s", a.out, strerror(errno));
     if (m) {
         gen_model_args ma = {
-            .batch = (int)a.batch, .layers = (int)a.layers, .seed = (uint64_t)a.seed};
-        if (dataset_model_opts(m, &ma, a.opt, a.n_opt, "gen"))
+            .batch = (int)a.opt.batch, .layers = (int)a.opt.layers, .seed = (uint64_t)a.seed};
+        if (dataset_model_opts(m, &ma, a.zopt, a.n_zopt, "gen"))
             return 1;
         return cli_zoo_gen(m, &ma, a.out);
     }
+    gen_options opt;
+    char described[256];
+    cli_genopt_resolve(&a.opt, f, &opt);
+    cli_genopt_describe(&opt, described, sizeof described);
     double t0 = pb_clock_monotonic();
     long long ops = 0, groups = 0;
     for (long long i = a.first; i < a.first + a.count; i++) {
         pb_graph *g;
         pb_error err;
-        if (gen_graph(f, (uint64_t)a.seed, (int)i, &g, &err) != PB_OK)
+        if (gen_graph_with(f, (uint64_t)a.seed, (int)i, &opt, &g, &err) != PB_OK)
             return cli_error("dataset gen: %s", err.msg);
         char path[4096];
         snprintf(path, sizeof path, "%s/%s-%02lld.json", a.out, f->name, i);
@@ -224,8 +242,9 @@ static int dataset_gen(int argc, char **argv)
         if (rc)
             return 1;
     }
-    fprintf(stderr, "placebench: wrote %lld %s graphs (%lld ops, %lld groups) to %s in %.2f s\n",
-            a.count, f->name, ops, groups, a.out, pb_clock_monotonic() - t0);
+    fprintf(stderr,
+            "placebench: wrote %lld %s graphs (%lld ops, %lld groups) to %s in %.2f s (%s)\n",
+            a.count, f->name, ops, groups, a.out, pb_clock_monotonic() - t0, described);
     return 0;
 }
 
@@ -303,12 +322,14 @@ static int dataset_set_folder(dataset_set *s, const char *dir)
 }
 
 static int dataset_set_generate(dataset_set *s, const gen_family *f, long long seed,
-                                long long count)
+                                long long count, const cli_genopt *flags)
 {
+    gen_options opt;
+    cli_genopt_resolve(flags, f, &opt);
     for (long long i = 0; i < count; i++) {
         pb_graph *g;
         pb_error err;
-        if (gen_graph(f, (uint64_t)seed, (int)i, &g, &err) != PB_OK)
+        if (gen_graph_with(f, (uint64_t)seed, (int)i, &opt, &g, &err) != PB_OK)
             return cli_error("%s", err.msg);
         if (dataset_set_add(s, g, g->name))
             return 1;
@@ -318,7 +339,8 @@ static int dataset_set_generate(dataset_set *s, const gen_family *f, long long s
 
 /* A file, a folder, or a family name; the set is named after the folder's or file's base name or
  * the family. */
-static int dataset_set_load(dataset_set *s, const char *what, long long seed, long long count)
+static int dataset_set_load(dataset_set *s, const char *what, long long seed, long long count,
+                            const cli_genopt *flags)
 {
     struct stat st;
     char trimmed[4096];
@@ -327,6 +349,11 @@ static int dataset_set_load(dataset_set *s, const char *what, long long seed, lo
         trimmed[n - 1] = '\0';
     const char *base = strrchr(trimmed, '/') ? strrchr(trimmed, '/') + 1 : trimmed;
     snprintf(s->name, sizeof s->name, "%.255s", base);
+    if (stat(what, &st) == 0 && (cli_genopt_family_only(flags) || flags->batch || flags->layers))
+        return cli_error("dataset stats: '%s' is a file or folder: the family options "
+                         "(--kernelless, --ports, --colocate, --batch, --width, --layers, --steps) "
+                         "apply to families generated in memory",
+                         what);
     if (stat(what, &st) == 0)
         return S_ISDIR(st.st_mode) ? dataset_set_folder(s, what) : dataset_set_read(s, what);
     const gen_family *f = gen_family_find(what);
@@ -336,7 +363,7 @@ static int dataset_set_load(dataset_set *s, const char *what, long long seed, lo
         return cli_error("dataset stats: '%s' is neither a file, a folder nor a family (%s)", what,
                          families);
     }
-    return dataset_set_generate(s, f, seed, count);
+    return dataset_set_generate(s, f, seed, count, flags);
 }
 
 /* ------------------------------------------------------------------ stats */
@@ -446,24 +473,25 @@ static int dataset_print_json(const dataset_set *s)
 
 static int dataset_stats(int argc, char **argv)
 {
-    int as_json = 0, n_sets = 0, n_opt = 0;
-    long long seed = 1, count = 32, layers = 0, batch = 0;
+    int as_json = 0, balance = 0, n_sets = 0, n_opt = 0;
+    long long seed = 1, count = 32;
     const char *opt[DATASET_MAX_OPTS];
+    cli_genopt flags;
+    cli_genopt_init(&flags);
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--json") == 0) {
-            as_json = 1;
+        int is_opt = cli_genopt_parse("dataset stats", argc, argv, &i, &flags);
+        if (is_opt < 0)
+            return 1;
+        if (is_opt) {
+            continue;
         } else if (strcmp(argv[i], "--opt") == 0) {
             if (i + 1 >= argc)
                 return cli_error("dataset stats: --opt needs KEY=VALUE");
             if (n_opt == DATASET_MAX_OPTS)
                 return cli_error("dataset stats: more than %d --opt", DATASET_MAX_OPTS);
             opt[n_opt++] = argv[++i];
-        } else if (strcmp(argv[i], "--layers") == 0 || strcmp(argv[i], "--batch") == 0) {
-            long long v = i + 1 < argc ? dataset_number(argv[i + 1]) : -1;
-            if (v < 1 || v > 100000)
-                return cli_error("dataset stats: %s needs an integer 1..100000", argv[i]);
-            *(argv[i][2] == 'l' ? &layers : &batch) = v;
-            i++;
+        } else if (strcmp(argv[i], "--json") == 0 || strcmp(argv[i], "--balance") == 0) {
+            *(argv[i][2] == 'j' ? &as_json : &balance) = 1;
         } else if (strcmp(argv[i], "--seed") == 0 || strcmp(argv[i], "--count") == 0) {
             long long v = i + 1 < argc ? dataset_number(argv[i + 1]) : -1;
             if (v < 0 || (argv[i][2] == 'c' && (v < 1 || v > 10000)))
@@ -478,19 +506,25 @@ static int dataset_stats(int argc, char **argv)
         }
     }
     if (n_sets == 0)
-        return cli_usage("placebench dataset stats [--json] [--seed S] [--count N] "
-                         "FILE|DIR|FAMILY ...");
+        return cli_usage("placebench dataset stats [--json|--balance] [--seed S] [--count N] "
+                         "[FAMILY OPTIONS] FILE|DIR|FAMILY ...");
+    if (as_json && balance)
+        return cli_error("dataset stats: --json and --balance exclude each other");
     int header = as_json; /* printed once the first set has loaded */
     for (int i = 1; i < argc; i++) {
         if (argv[i][0] == '-') {
-            i += strcmp(argv[i], "--json") != 0;
+            i += strcmp(argv[i], "--json") != 0 && strcmp(argv[i], "--balance") != 0;
             continue;
         }
         struct stat st;
         if (stat(argv[i], &st) != 0 && !gen_family_find(argv[i]) &&
             (gen_model_find(argv[i]) || strcmp(argv[i], "zoo") == 0)) {
+            if (cli_genopt_family_only(&flags) || balance)
+                return cli_error("dataset stats: --balance and the family options are not for "
+                                 "zoo models ('%s')",
+                                 argv[i]);
             gen_model_args ma = {
-                .batch = (int)batch, .layers = (int)layers, .seed = (uint64_t)seed};
+                .batch = (int)flags.batch, .layers = (int)flags.layers, .seed = (uint64_t)seed};
             const gen_model *m = gen_model_find(argv[i]);
             if (n_opt && !m)
                 return cli_error("dataset stats: --opt applies to one model, not to 'zoo'");
@@ -501,12 +535,18 @@ static int dataset_stats(int argc, char **argv)
             continue;
         }
         dataset_set s = {0};
-        int rc = dataset_set_load(&s, argv[i], seed, count);
-        if (!rc && !header++)
-            printf("%-22s %6s %8s %8s %8s %9s %9s %9s\n", "set", "graphs", "nodes", "edges",
-                   "longest", "lp-range", "op-nodes", "op-edges");
+        int rc = dataset_set_load(&s, argv[i], seed, count, &flags);
+        if (!rc && !header++) {
+            if (balance)
+                cli_balance_header();
+            else
+                printf("%-22s %6s %8s %8s %8s %9s %9s %9s\n", "set", "graphs", "nodes", "edges",
+                       "longest", "lp-range", "op-nodes", "op-edges");
+        }
         if (!rc && as_json)
             rc = dataset_print_json(&s);
+        else if (!rc && balance)
+            cli_balance_print(s.name, (const pb_graph *const *)s.graph, s.n);
         else if (!rc)
             dataset_print_summary(&s);
         dataset_set_free(&s);
@@ -618,6 +658,12 @@ static int dataset_list(void)
                f->paper.longest_path, range, f->description);
     }
     printf("(nodes, edges, longest path: the paper's Table I averages of the grouped graphs)\n");
+    printf("\ndefault options of the families (dataset gen --help):\n");
+    for (int i = 0; gen_family_at(i); i++) {
+        char described[256];
+        cli_genopt_describe(&gen_family_at(i)->defaults, described, sizeof described);
+        printf("%-8s %s\n", gen_family_at(i)->name, described);
+    }
     cli_zoo_list();
     return 0;
 }

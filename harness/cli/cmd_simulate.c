@@ -297,6 +297,7 @@ static int simulate_op_strategy(const pb_graph *g, const simulate_placement *p, 
     pb_strategy_placement(ops, g->n_nodes, op_device);
     if (!p->by_group) {
         memcpy(op_device, p->device, (size_t)g->n_nodes * sizeof(int));
+        strategy_apply_placed_with(g, ops);
         return PB_OK;
     }
     pb_strategy groups;

@@ -218,6 +218,25 @@ static int nodelink_node(graph_builder *b, json_t *node, size_t index, const cha
     return PB_OK;
 }
 
+/* A node's `placed_with` (the name of the op whose device it takes), once every node exists. */
+static int nodelink_placed_with(graph_builder *b, json_t *node, const char *label, pb_error *err)
+{
+    json_t *with = json_object_get(node, "placed_with");
+    if (!with || json_is_null(with))
+        return PB_OK;
+    char id[512], anchor[512];
+    nodelink_id(json_object_get(node, "id"), id, sizeof id);
+    if (nodelink_id(with, anchor, sizeof anchor))
+        return pb_errorf(err, "%s: node '%s': 'placed_with' is not a string or integer", label, id);
+    int a = graph_find_node(b, anchor);
+    if (a < 0)
+        return pb_errorf(err, "%s: node '%s': placed_with '%s' is not a node", label, id, anchor);
+    pb_error inner;
+    if (graph_set_placed_with(b, graph_find_node(b, id), a, &inner))
+        return pb_errorf(err, "%s: %s", label, inner.msg);
+    return PB_OK;
+}
+
 static int nodelink_link(graph_builder *b, json_t *link, size_t index, const char *label,
                          pb_error *err)
 {
@@ -268,6 +287,13 @@ static int nodelink_from_json(json_t *root, const char *label, pb_graph **out, p
     json_array_foreach(nodes, i, v)
     {
         if (nodelink_node(b, v, i, label, err)) {
+            graph_builder_free(b);
+            return PB_ERR;
+        }
+    }
+    json_array_foreach(nodes, i, v)
+    {
+        if (nodelink_placed_with(b, v, label, err)) {
             graph_builder_free(b);
             return PB_ERR;
         }
@@ -414,6 +440,8 @@ static json_t *nodelink_node_json(const pb_graph *g, int v)
         json_object_set_new(n, "group", json_string(g->grouped->node_name[g->group_of[v]]));
     if (g->colocation && g->colocation[v] >= 0)
         json_object_set_new(n, "colocation", json_integer(g->colocation[v]));
+    if (g->placed_with && g->placed_with[v] >= 0)
+        json_object_set_new(n, "placed_with", json_string(g->node_name[g->placed_with[v]]));
     if (g->node_role && g->node_role[v] != PB_ROLE_OP)
         json_object_set_new(n, "role", json_string(nodelink_roles[g->node_role[v]]));
     if (g->node_split && g->node_split[v] != PB_SPLIT_UNSET)

@@ -15,7 +15,8 @@
 /*
  * Reads a node-link JSON file.  Node attributes read: `id` (string or integer; the node's name),
  * `type` (or `op`), `cost` (µs), `out_sizes` (bytes per port) or `out_size` (bytes, one port),
- * `mem` (parameter bytes), `flops`, `bytes`, `group`, `colocation`.  Links come from `links` or
+ * `mem` (parameter bytes), `flops`, `bytes`, `group`, `colocation`, `placed_with` (the name of
+ * the op whose device the node takes, pb_graph.placed_with).  Links come from `links` or
  * `edges` (one of them is required) with `source`, `target` and optional `port` (a port beyond
  * the sizes a node lists has size 0, as in the Placeto reference: specs/placeto.md 1.2).  Numbers
  * must be finite, >= 0 and within the NODELINK_MAX_* bounds.  Errors name the file and the node or
@@ -28,7 +29,7 @@ int nodelink_read(const char *path, pb_graph **out, pb_error *err);
 int nodelink_parse(const char *text, const char *label, pb_graph **out, pb_error *err);
 /* Writes g (op level, each op with its `group` when grouped) as node-link JSON.  Attributes
  * written: `id` (the name), `type`, `cost`, `out_size` (sum of the ports), `out_sizes`, `mem`,
- * `flops` and `bytes` when non-zero, `group`, `colocation`; links carry `port`. */
+ * `flops` and `bytes` when non-zero, `group`, `colocation`, `placed_with`; links carry `port`. */
 int nodelink_write(const char *path, const pb_graph *g, pb_error *err);
 /* The same to an open stream (the caller closes it). */
 int nodelink_fwrite(FILE *f, const pb_graph *g, pb_error *err);

@@ -27,7 +27,7 @@ extern "C" {
 #endif
 
 #define PB_ABI_MAJOR 1
-#define PB_ABI_MINOR 10
+#define PB_ABI_MINOR 11
 
 /*
  * ABI changelog (a minor version only adds; the harness still loads plugins of older minors):
@@ -62,6 +62,9 @@ extern "C" {
  *   1.9  pb_op_time_us: an op's time on a device type by the harness's cost model (devcost).
  *   1.10 pb_nn_params_save_adam / pb_nn_params_load_adam: an Adam optimizer's step count and
  *        moments saved with the parameters (an optional "adam" section of the parameter file).
+ *   1.11 pb_graph.placed_with: ops that run on another op's device whatever their group's
+ *        (TensorFlow's colocation of update ops with their variable; generated families with
+ *        the colocate option).
  */
 #define PB_DESCRIPTOR_SYMBOL placebench_plugin
 #define PB_DESCRIPTOR_SYMBOL_NAME "placebench_plugin"
@@ -165,6 +168,11 @@ typedef struct pb_graph {
     const int *replica_cost_start; /* [n_nodes+1] */
     const int *replica_cost_n;
     const double *replica_cost_us;
+    /* Since 1.11: placed_with[v] >= 0 is the op whose device op v takes, whatever the device of
+     * v's group (TensorFlow's `loc:@` colocation: an optimizer's update ops run where their
+     * variable lives); -1 for the others.  The anchor itself follows its group.  NULL when no op
+     * has one.  Strategy expansion (group -> ops) applies it before a simulator sees the ops. */
+    const int *placed_with;
 } pb_graph;
 
 /* The part an op plays in training, for replication (node attribute "role"). */

@@ -20,6 +20,7 @@ typedef struct gb_node {
     double *port_bytes;
     int group; /* index into group names, -1 */
     int colocation;
+    int placed_with; /* node index, -1 */
     int role, split, n_replica_costs;
     int *replica_cost_n;
     double *replica_cost_us;
@@ -41,6 +42,7 @@ struct graph_builder {
     char **group_names;
     int n_groups, cap_groups;
     int has_colocation;
+    int has_placed_with;
     int has_annotations; /* some node has a role or split class */
     int has_replica_costs;
 };
@@ -53,7 +55,7 @@ typedef struct graph_owned {
     double *cost_us, *flops, *bytes_accessed, *param_bytes, *out_bytes, *port_bytes, *edge_bytes;
     int *port_start, *edge_src, *edge_dst, *edge_port;
     int *succ_start, *succ, *succ_edge, *pred_start, *pred, *pred_edge;
-    int *group_of, *colocation;
+    int *group_of, *colocation, *placed_with;
     unsigned char *node_role, *node_split;
     int *replica_cost_start, *replica_cost_n;
     double *replica_cost_us;
@@ -187,6 +189,7 @@ int graph_add_node(graph_builder *b, const char *name, const graph_node_attrs *a
     n->param_bytes = graph_positive_zero(a->param_bytes);
     n->n_ports = a->n_ports;
     n->colocation = a->colocation;
+    n->placed_with = -1;
     n->group = -1;
     if (a->n_ports > 0) {
         n->port_bytes = malloc((size_t)a->n_ports * sizeof(double));
@@ -217,6 +220,17 @@ int graph_find_node(const graph_builder *b, const char *name)
 int graph_builder_node_count(const graph_builder *b)
 {
     return b->n_nodes;
+}
+
+int graph_set_placed_with(graph_builder *b, int v, int anchor, pb_error *err)
+{
+    if (v < 0 || v >= b->n_nodes || anchor < 0 || anchor >= b->n_nodes)
+        return pb_errorf(err, "placed_with %d -> %d names a node that does not exist", v, anchor);
+    if (v == anchor)
+        return pb_errorf(err, "node '%s' is placed with itself", b->nodes[v].name);
+    b->nodes[v].placed_with = anchor;
+    b->has_placed_with = 1;
+    return PB_OK;
 }
 
 int graph_add_edge(graph_builder *b, int src, int dst, int port, pb_error *err)
@@ -276,6 +290,7 @@ static void graph_owned_free(graph_owned *o)
     free(o->pred_edge);
     free(o->group_of);
     free(o->colocation);
+    free(o->placed_with);
     free(o->node_role);
     free(o->node_split);
     free(o->replica_cost_start);
@@ -377,6 +392,7 @@ static void graph_wire(graph_owned *o)
     g->pred_edge = o->pred_edge;
     g->group_of = o->group_of;
     g->colocation = o->colocation;
+    g->placed_with = o->placed_with;
     g->node_role = o->node_role;
     g->node_split = o->node_split;
     g->replica_cost_start = o->replica_cost_start;
@@ -422,6 +438,8 @@ static void graph_checksum(graph_owned *o)
             h = strmap_fnv1a(h, &o->group_of[v], sizeof(int));
         if (o->colocation)
             h = strmap_fnv1a(h, &o->colocation[v], sizeof(int));
+        if (o->placed_with)
+            h = strmap_fnv1a(h, &o->placed_with[v], sizeof(int));
         if (o->node_role) {
             unsigned char ann[2] = {o->node_role[v], o->node_split[v]};
             h = strmap_fnv1a(h, ann, sizeof ann);
@@ -482,6 +500,27 @@ static int graph_build_annotations(const graph_builder *b, graph_owned *o)
     return 0;
 }
 
+/* pb_graph.placed_with: every anchor must itself follow its group (one level, no chains). */
+static int graph_build_placed_with(const graph_builder *b, graph_owned *o, pb_error *err)
+{
+    int n = b->n_nodes;
+    for (int v = 0; v < n; v++) {
+        int a = b->nodes[v].placed_with;
+        if (a >= 0 && b->nodes[a].placed_with >= 0)
+            return pb_errorf(err,
+                             "node '%s' is placed with '%s', which is itself placed with '%s' "
+                             "(name the op at the end of the chain)",
+                             o->node_name[v], o->node_name[a],
+                             o->node_name[b->nodes[a].placed_with]);
+    }
+    o->placed_with = malloc((n > 0 ? (size_t)n : 1) * sizeof(int));
+    if (!o->placed_with)
+        return pb_errorf(err, "out of memory");
+    for (int v = 0; v < n; v++)
+        o->placed_with[v] = b->nodes[v].placed_with;
+    return PB_OK;
+}
+
 /* The op-level graph of the builder: nodes, ports padded to the highest port read, edges. */
 static int graph_build_ops(graph_builder *b, graph_owned *o, pb_error *err)
 {
@@ -538,6 +577,8 @@ static int graph_build_ops(graph_builder *b, graph_owned *o, pb_error *err)
         for (int v = 0; v < n; v++)
             o->colocation[v] = b->nodes[v].colocation;
     }
+    if (b->has_placed_with && graph_build_placed_with(b, o, err))
+        return PB_ERR;
     if (graph_build_annotations(b, o))
         return pb_errorf(err, "out of memory");
     graph_build_csr(o);

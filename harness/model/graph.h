@@ -36,6 +36,9 @@ int graph_add_node(graph_builder *b, const char *name, const graph_node_attrs *a
 /* Index of a node added earlier, or -1. */
 int graph_find_node(const graph_builder *b, const char *name);
 int graph_builder_node_count(const graph_builder *b);
+/* Op v runs on the device of op `anchor` whatever its group's device (pb_graph.placed_with);
+ * the anchor must not be placed with another op itself (graph_build checks). */
+int graph_set_placed_with(graph_builder *b, int v, int anchor, pb_error *err);
 /* The highest output port an edge may read (ops with more outputs than this do not exist in
  * practice; the bound keeps a malformed file from allocating gigabytes of empty ports). */
 #define GRAPH_MAX_PORT 65535

@@ -39,7 +39,21 @@ int strategy_expand(const pb_graph *op_graph, const pb_strategy *grouped, pb_str
                                   : grouped->replication     ? grouped->replication[g]
                                                              : PB_REPL_NONE;
     }
+    strategy_apply_placed_with(op_graph, ops);
     return PB_OK;
+}
+
+void strategy_apply_placed_with(const pb_graph *op_graph, pb_strategy *ops)
+{
+    /* the anchor itself follows its group (graph_build refuses chains) */
+    for (int v = 0; op_graph->placed_with && v < op_graph->n_nodes; v++) {
+        int a = op_graph->placed_with[v];
+        if (a < 0)
+            continue;
+        ops->device[v] = ops->device[a];
+        if (ops->replication)
+            ops->replication[v] = ops->replication[a];
+    }
 }
 
 /* The device groups of a REPLICATED strategy: non-empty, valid and distinct devices. */

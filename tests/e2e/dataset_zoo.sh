@@ -46,7 +46,10 @@ expect_error() { # expect_error PATTERN ARGS...: fails unless the command fails 
 expect_error "unknown family or model 'gpt5'" dataset gen gpt5 --out zoo
 expect_error "has no --layers" dataset gen nce --layers 3 --out zoo
 expect_error "not in 7..64" dataset gen ctrdnn --layers 3 --out zoo
-expect_error "are for zoo models" dataset gen cifar10 --batch 4 --out zoo
+expect_error "is not an integer 1..100000" dataset gen cifar10 --batch 0 --out zoo
+expect_error "are for families" dataset gen vgg19 --colocate on --out zoo
+expect_error "must be free or charged" dataset gen cifar10 --kernelless maybe --out zoo
+expect_error "not a step count" dataset gen ptb --steps 9-3 --out zoo
 expect_error "are for families" dataset gen vgg19 --count 2 --out zoo
 # Model options: a non-default value names the file; bad ones are one-line errors.
 "$PB_BIN" dataset gen transformer-xl --layers 1 --opt segments=2 --opt mask=0 --out zoo \
@@ -58,7 +61,7 @@ grep -q -- "--opt segments=4 (1..16)" list.txt || fail "dataset list lacks the o
 expect_error "unknown option 'segmentz' (segments=4" dataset gen transformer-xl --opt segmentz=3 --out zoo
 expect_error "option mask needs an integer in 0..1 (got '2')" dataset gen transformer-xl --opt mask=2 --out zoo
 expect_error "vgg19: unknown option 'ema' (the model has no options)" dataset gen vgg19 --opt ema=1 --out zoo
-expect_error "are for zoo models" dataset gen ptb --opt steps=3 --out zoo
+expect_error "is for zoo models" dataset gen ptb --opt steps=3 --out zoo
 mkdir -p elsewhere && cd elsewhere # here 'zoo' names the folder written above
 expect_error "applies to one model, not to 'zoo'" dataset stats zoo --opt ema=0
 cd ..

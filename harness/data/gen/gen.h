@@ -40,13 +40,41 @@ typedef struct gen_paper_stats {
     int longest_min, longest_max;
 } gen_paper_stats;
 
+/*
+ * Options of a family's graphs (README "Reference measurement semantics and colocation").  Zero
+ * in every field is the behaviour before these options existed (the zoo's models keep it);
+ * gen_family.defaults holds each family's documented defaults.
+ *   kernelless_free  ops without a GPU kernel (gen_kernelless) cost 0 µs, so the Placeto
+ *                    simulator adds no delta1 after them: the reference's cost_d sums the
+ *                    kernel times of TensorFlow's stream:all timeline and a missing op costs 0
+ *                    (specs/placeto.md 1.1).  0: host ops cost GEN_HOST_OP_US and the
+ *                    kernel-less types in gen_kernelless are costed like kernels.
+ *   first_port_only  only output port 0 has a size, other ports move 0 bytes (the reference reads
+ *                    output[0]'s requested_bytes from step_stats, 1.1).  0: every port its size.
+ *   colocate         each optimizer update op, its slots and an Assign to a variable run on the
+ *                    variable's device (TensorFlow's loc:@ colocation; Adam's beta powers with
+ *                    the first variable by name), through pb_graph.placed_with.  A variable's
+ *                    read is in the variable's group either way.
+ *   batch, width     batch size and cifar10 filters C / ptb and nmt hidden size H; 0: default.
+ *   layers           cifar10 num_layers of every graph (0: spread over 3-6), nmt LSTM layers.
+ *   steps_min/max    ptb BPTT steps, nmt source and target steps, spread over the range across
+ *                    graph indices (0: the family's ranges).
+ */
+typedef struct gen_options {
+    int kernelless_free, first_port_only, colocate;
+    int batch, width, layers, steps_min, steps_max;
+} gen_options;
+
 typedef struct gen_family {
     const char *name;
     const char *description;
-    /* Builds graph `index` with RNG seed `seed`; the graph is named `name` (copied). */
-    int (*generate)(uint64_t seed, int index, const char *name, pb_graph **out, pb_error *err);
+    /* Builds graph `index` with RNG seed `seed` and options `opt`; the graph is named `name`
+     * (copied). */
+    int (*generate)(uint64_t seed, int index, const char *name, const gen_options *opt,
+                    pb_graph **out, pb_error *err);
     int has_paper_stats;
     gen_paper_stats paper;
+    gen_options defaults; /* the family's documented defaults (batch etc. filled in) */
 } gen_family;
 
 /* The families in a fixed order (gen_family_count of them); NULL past the end / for an unknown
@@ -63,6 +91,12 @@ void gen_family_names(char *buf, size_t size);
  * "<family>/<NN>".  *out is caller-owned (graph_free).
  */
 int gen_graph(const gen_family *f, uint64_t family_seed, int index, pb_graph **out, pb_error *err);
+/* The same with options (NULL: f->defaults). */
+int gen_graph_with(const gen_family *f, uint64_t family_seed, int index, const gen_options *opt,
+                   pb_graph **out, pb_error *err);
+/* Is `type` an op TensorFlow runs without a GPU kernel launch (absent from the stream:all
+ * timeline the reference's costs come from)? */
+int gen_kernelless(const char *type);
 
 /* A size parameter for graph `index`, spread evenly over [lo, hi] across consecutive indices (a
  * golden-ratio low-discrepancy sequence), so any 32 consecutive graphs cover the range. */
@@ -192,6 +226,8 @@ typedef struct gen_ctx {
     /* Flags (GEN_SLIM_*, gen_model.h) every slim conv of the model takes, as slim's arg_scope
      * gives them; a LINEAR conv (logits) takes only the regularizer. */
     int slim_scope;
+    /* The family's options (zero for the zoo's models: the behaviour before they existed). */
+    gen_options opt;
     /* The REGULARIZATION_LOSSES collection (gen_add_loss), summed by gen_total_loss. */
     gen_tensor *losses;
     int n_losses, cap_losses;
@@ -305,8 +341,11 @@ int gen_finish_annotated(gen_ctx *g, const char *name, const gen_annotations *an
                          pb_error *err);
 
 /* The family generators (one file each). */
-int gen_cifar10_generate(uint64_t seed, int index, const char *name, pb_graph **out, pb_error *err);
-int gen_ptb_generate(uint64_t seed, int index, const char *name, pb_graph **out, pb_error *err);
-int gen_nmt_generate(uint64_t seed, int index, const char *name, pb_graph **out, pb_error *err);
+int gen_cifar10_generate(uint64_t seed, int index, const char *name, const gen_options *opt,
+                         pb_graph **out, pb_error *err);
+int gen_ptb_generate(uint64_t seed, int index, const char *name, const gen_options *opt,
+                     pb_graph **out, pb_error *err);
+int gen_nmt_generate(uint64_t seed, int index, const char *name, const gen_options *opt,
+                     pb_graph **out, pb_error *err);
 
 #endif

@@ -18,7 +18,9 @@
  * inputs included) are concatenated (ENAS _fixed_combine).
  * Per graph the seed draws the normal and the reduction architecture (uniform choices, redrawn
  * until no chain of nodes is deeper than GEN_CIFAR10_MAX_DEPTH); num_layers L is spread over
- * GEN_CIFAR10_L_MIN..MAX across graph indices.  C = 20, batch 128, 32x32x3 images.
+ * GEN_CIFAR10_L_MIN..MAX across graph indices (gen_options.layers: the same L for all).  C = 20
+ * and batch 160, ENAS's micro search child (scripts/cifar10_micro_search.sh; the final model's
+ * 144 / 36 / 15 layers are `--batch 144 --width 36 --layers 15`), 32x32x3 images.
  *
  * Groups: the stem; each calibration; per node, each repetition of a sep conv, or the pool, or
  * the factorized reduction (its two paths, then its concat + bn); each node's sum; each cell's
@@ -27,9 +29,10 @@
 #define GEN_CIFAR10_B 5
 #define GEN_CIFAR10_L_MIN 3
 #define GEN_CIFAR10_L_MAX 6
+#define GEN_CIFAR10_MAX_LAYERS 30
 #define GEN_CIFAR10_MAX_DEPTH 2
 #define GEN_CIFAR10_C 20
-#define GEN_CIFAR10_BATCH 128
+#define GEN_CIFAR10_BATCH 160
 
 enum { GEN_SEP3 = 0, GEN_SEP5, GEN_AVG, GEN_MAX, GEN_IDENTITY, GEN_N_OPS };
 
@@ -203,18 +206,26 @@ static gen_tensor gen_cifar10_aux_head(gen_ctx *g, gen_tensor x, gen_tensor labe
     return loss;
 }
 
-int gen_cifar10_generate(uint64_t seed, int index, const char *name, pb_graph **out, pb_error *err)
+int gen_cifar10_generate(uint64_t seed, int index, const char *name, const gen_options *opt,
+                         pb_graph **out, pb_error *err)
 {
+    if (opt->layers > GEN_CIFAR10_MAX_LAYERS)
+        return pb_errorf(err, "%s: %d layers (at most %d)", name, opt->layers,
+                         GEN_CIFAR10_MAX_LAYERS);
     gen_ctx g;
-    gen_init(&g, seed, GEN_CIFAR10_BATCH);
+    int batch = opt->batch > 0 ? opt->batch : GEN_CIFAR10_BATCH;
+    gen_init(&g, seed, batch);
+    g.opt = *opt;
     gen_cifar10_arc normal, reduce;
     gen_cifar10_sample_arc(&g.rng, &normal);
     gen_cifar10_sample_arc(&g.rng, &reduce);
-    int n = gen_spread(index, GEN_CIFAR10_L_MIN, GEN_CIFAR10_L_MAX); /* num_layers */
-    int c = GEN_CIFAR10_C;
+    int n = opt->layers > 0
+                ? opt->layers
+                : gen_spread(index, GEN_CIFAR10_L_MIN, GEN_CIFAR10_L_MAX); /* num_layers */
+    int c = opt->width > 0 ? opt->width : GEN_CIFAR10_C;
 
     gen_push(&g, GEN_GROUP, "input");
-    gen_shape io[2] = {gen_shape4(GEN_CIFAR10_BATCH, 32, 32, 3), gen_shape2(GEN_CIFAR10_BATCH, 10)};
+    gen_shape io[2] = {gen_shape4(batch, 32, 32, 3), gen_shape2(batch, 10)};
     gen_tensor images = gen_source(&g, "IteratorGetNext", "IteratorGetNext", io, 2),
                labels = gen_port(images, 1);
     gen_pop(&g);

@@ -22,6 +22,7 @@ struct gen_op {
     int init;       /* part of tf.global_variables_initializer (GEN_TF_*) */
     int wgrad;      /* gradient of operand wgrad - 1 (a weight, or an activation); 0: none */
     int model_var;  /* a variable made by gen_variable (not an optimizer slot) */
+    int anchor;     /* the op whose device this one takes (gen_options.colocate), -1 */
 };
 
 /* ------------------------------------------------------------------ families */
@@ -31,17 +32,20 @@ static const gen_family gen_families[] = {
      "CIFAR-10 CNNs from ENAS micro cells (normal/reduction, stem, aux head), momentum training",
      gen_cifar10_generate,
      1,
-     {303.44, 444.22, 95.63, 74, 154}},
+     {303.44, 444.22, 95.63, 74, 154},
+     {0, 0, 1, 160, 20, 0, 0, 0}},
     {"ptb",
      "PTB language models from ENAS recurrent cells unrolled over BPTT steps, SGD training",
      gen_ptb_generate,
      1,
-     {500.75, 1285.44, 316.09, 216, 450}},
+     {500.75, 1285.44, 316.09, 216, 450},
+     {0, 0, 1, 64, 200, 0, 9, 18}},
     {"nmt",
      "attention LSTM encoder-decoders unrolled over source/target steps, Adam training",
      gen_nmt_generate,
      1,
-     {179.44, 476.25, 63.13, 41, 69}},
+     {179.44, 476.25, 63.13, 41, 69},
+     {0, 0, 1, 128, 512, 2, 0, 0}},
 };
 
 int gen_family_count(void)
@@ -74,10 +78,47 @@ void gen_family_names(char *buf, size_t size)
 
 int gen_graph(const gen_family *f, uint64_t family_seed, int index, pb_graph **out, pb_error *err)
 {
+    return gen_graph_with(f, family_seed, index, NULL, out, err);
+}
+
+int gen_graph_with(const gen_family *f, uint64_t family_seed, int index, const gen_options *opt,
+                   pb_graph **out, pb_error *err)
+{
     char label[32], name[96];
     snprintf(label, sizeof label, "%d", index);
     snprintf(name, sizeof name, "%s/%02d", f->name, index);
-    return f->generate(pb_seed_derive(family_seed, label), index, name, out, err);
+    return f->generate(pb_seed_derive(family_seed, label), index, name, opt ? opt : &f->defaults,
+                       out, err);
+}
+
+int gen_kernelless(const char *type)
+{
+    /* Variables, constants and control ops own no kernel; Identity, Reshape, Squeeze,
+     * ExpandDims, StopGradient and the TensorArray's read and write forward or store a buffer;
+     * shape arithmetic runs on the host (int32 in host memory); the input pipeline on the CPU. */
+    static const char *const types[] = {"VariableV2",
+                                        "Const",
+                                        "NoOp",
+                                        "Identity",
+                                        "Reshape",
+                                        "Squeeze",
+                                        "ExpandDims",
+                                        "Shape",
+                                        "ShapeN",
+                                        "Size",
+                                        "Rank",
+                                        "StopGradient",
+                                        "Placeholder",
+                                        "BroadcastGradientArgs",
+                                        "InvertPermutation",
+                                        "IteratorGetNext",
+                                        "TensorArrayV3",
+                                        "TensorArrayReadV3",
+                                        "TensorArrayWriteV3"};
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+        if (strcmp(type, types[i]) == 0)
+            return 1;
+    return 0;
 }
 
 int gen_spread(int index, int lo, int hi)
@@ -277,8 +318,11 @@ static int gen_add(gen_ctx *g, const char *type, const char *base, int grad, con
         o->bytes += gen_shape_bytes(out[p]);
     }
     o->cost_us = host ? GEN_HOST_OP_US : gen_roofline_us(flops, o->bytes);
+    if (g->opt.kernelless_free && (host || gen_kernelless(type)))
+        o->cost_us = 0;
     if (host)
         o->bytes = 0;
+    o->anchor = -1;
     return g->n_ops++;
 }
 
@@ -1259,6 +1303,11 @@ static int gen_apply(gen_ctx *g, int optimizer, int var, gen_tensor grad, const 
     int a = gen_add(g, type, type, GEN_GRAD_NONE, in, n, NULL, 0, (2.0 + 3.0 * (n - 2)) * e, 0);
     if (a >= 0) /* an Apply reads var, slots and grad and writes var and slots in place */
         g->ops[a].cost_us = gen_roofline_us(g->ops[a].flops, 4.0 * e * (2 * n - 1));
+    if (a >= 0) /* TensorFlow colocates the update and the slots with the variable */
+        for (int k = 0; k < n - 1; k++)
+            if (in[k].op >= 0 && (k == 0 || g->ops[in[k].op].anchor < 0) &&
+                !(optimizer == GEN_OPT_ADAM && k >= 3))
+                g->ops[k == 0 ? a : in[k].op].anchor = var;
     return a;
 }
 
@@ -1276,6 +1325,19 @@ static void gen_adam_betas(gen_ctx *g, gen_tensor *beta)
         if (i >= 0 && g->tf_graphdef)
             gen_tf_slot_extras(g, i);
     }
+}
+
+/* Adam creates its beta powers colocated with the first of the variables it updates by name
+ * (tf.train.AdamOptimizer._create_slots). */
+static void gen_adam_anchor_betas(gen_ctx *g, const gen_bwd *b, const gen_tensor *beta)
+{
+    int first = -1;
+    for (int k = 0; k < b->n_var; k++)
+        if (first < 0 || strcmp(g->ops[b->var[k]].name, g->ops[first].name) < 0)
+            first = b->var[k];
+    for (int k = 0; k < 2 && first >= 0; k++)
+        if (beta[k].op >= 0)
+            g->ops[beta[k].op].anchor = first;
 }
 
 /*
@@ -1305,6 +1367,8 @@ static void gen_adam_advance(gen_ctx *g, const int *apply, int n_apply, const ge
     for (int k = 0; k < 2; k++) {
         in[n_apply] = beta[k];
         gen_tensor m = gen_op_emit(g, "Mul", "mul", GEN_GRAD_NONE, in, n_apply + 1, &scalar, 1, 1);
+        if (m.op >= 0) /* _finish runs both updates under colocate_with(beta1_power) */
+            g->ops[m.op].anchor = beta[0].op;
         gen_tensor a[2] = {beta[k], m};
         gen_op_emit(g, "Assign", "Assign", GEN_GRAD_NONE, a, 2, &scalar, 1, 1);
     }
@@ -1340,9 +1404,10 @@ void gen_train(gen_ctx *g, gen_tensor loss, int optimizer, int clip)
         apply[n_apply++] = gen_apply(g, optimizer, b.var[k], b.vgrad[k], beta, clip);
     if (!apply)
         gen_fail(g, "out of memory");
-    else if (optimizer == GEN_OPT_ADAM && !g->failed)
+    else if (optimizer == GEN_OPT_ADAM && !g->failed) {
+        gen_adam_anchor_betas(g, &b, beta);
         gen_adam_advance(g, apply, n_apply, beta);
-    else if (optimizer == GEN_OPT_RMSPROP && g->tf_graphdef && !g->failed) {
+    } else if (optimizer == GEN_OPT_RMSPROP && g->tf_graphdef && !g->failed) {
         gen_set_scope(g, "RMSProp", "", "RMSProp"); /* the hyper-parameters every Apply reads */
         static const char *const hyper[] = {"learning_rate", "decay", "momentum", "epsilon"};
         for (int k = 0; k < 4; k++)
@@ -1597,6 +1662,21 @@ void gen_annotations_free(gen_annotations *a)
 
 /* ------------------------------------------------------------------ building the pb_graph */
 
+/* The op whose device op i takes (gen_options.colocate): its anchor's own anchor, and so on; an
+ * Assign to a variable outside the initializer goes with the variable. -1 for none. */
+static int gen_anchor_of(const gen_ctx *g, int i)
+{
+    const gen_op *o = &g->ops[i];
+    int a = o->anchor;
+    if (a < 0 && !o->init && o->n_in >= 1 && strcmp(g->ops[o->in[0].op].type, "VariableV2") == 0 &&
+        (strcmp(o->type, "Assign") == 0 || strcmp(o->type, "AssignAdd") == 0 ||
+         strcmp(o->type, "AssignSub") == 0))
+        a = o->in[0].op;
+    for (int hops = 0; a >= 0 && g->ops[a].anchor >= 0 && hops < g->n_ops; hops++)
+        a = g->ops[a].anchor;
+    return a == i ? -1 : a;
+}
+
 int gen_finish(gen_ctx *g, const char *name, pb_graph **out, pb_error *err)
 {
     return gen_finish_annotated(g, name, NULL, out, err);
@@ -1616,7 +1696,7 @@ int gen_finish_annotated(gen_ctx *g, const char *name, const gen_annotations *an
         const gen_op *o = &g->ops[i];
         double ports[GEN_MAX_PORTS];
         for (int p = 0; p < o->n_out; p++)
-            ports[p] = gen_shape_bytes(o->out[p]);
+            ports[p] = p > 0 && g->opt.first_port_only ? 0.0 : gen_shape_bytes(o->out[p]);
         graph_node_attrs a = {.type = o->type,
                               .cost_us = o->cost_us,
                               .flops = o->flops,
@@ -1639,6 +1719,13 @@ int gen_finish_annotated(gen_ctx *g, const char *name, const gen_annotations *an
                 graph_builder_free(b);
                 return pb_errorf(err, "%s: %s", name, inner.msg);
             }
+    for (int i = 0; g->opt.colocate && i < g->n_ops; i++) {
+        int a = gen_anchor_of(g, i);
+        if (a >= 0 && graph_set_placed_with(b, i, a, &inner) != PB_OK) {
+            graph_builder_free(b);
+            return pb_errorf(err, "%s: %s", name, inner.msg);
+        }
+    }
     if (graph_build(b, out, &inner) != PB_OK)
         return pb_errorf(err, "%s: %s", name, inner.msg);
     return PB_OK;

@@ -20,7 +20,9 @@
  *   weight is accumulated step by step (gen_ctx.loop_accumulate).
  * Per graph the seed picks Bahdanau or Luong attention and the target length D; the source
  * length S is spread over its range across graph indices.  H = 512, batch 128, vocabularies 17191 /
- * 7709.
+ * 7709 (gen_options width, batch, layers, steps_min/max).  The traversal-order paper's appendix
+ * graph "NMT 64-30" has one layer and about 30 steps; README "Reference measurement semantics and
+ * colocation" says why the defaults stay at two layers and 5-9 / 3-7 steps.
  *
  * Groups: per step, the input read (a TensorArray read in dynamic_rnn's loop body), and per layer
  * the gate pre-activations (concat, matmul, bias) and the state update (split, activations,
@@ -32,6 +34,8 @@
 #define GEN_NMT_SRC_VOCAB 17191
 #define GEN_NMT_TGT_VOCAB 7709
 #define GEN_NMT_LAYERS 2
+#define GEN_NMT_MAX_LAYERS 8
+#define GEN_NMT_MAX_STEPS 64
 #define GEN_NMT_SRC_MIN 5
 #define GEN_NMT_SRC_MAX 9
 #define GEN_NMT_TGT_MIN 3
@@ -46,8 +50,8 @@ static gen_nmt_weights gen_nmt_layer_weights(gen_ctx *g, const char *scope, int 
 {
     gen_nmt_weights w;
     gen_push(g, GEN_GROUP, "%s/cell_%d", scope, layer);
-    w.kernel = gen_variable(g, "kernel", gen_shape2(in + GEN_NMT_H, 4 * GEN_NMT_H));
-    w.bias = gen_variable(g, "bias", gen_shape1(4 * GEN_NMT_H));
+    w.kernel = gen_variable(g, "kernel", gen_shape2(in + g->opt.width, 4 * g->opt.width));
+    w.bias = gen_variable(g, "bias", gen_shape1(4 * g->opt.width));
     gen_pop(g);
     return w;
 }
@@ -75,7 +79,7 @@ static void gen_nmt_lstm(gen_ctx *g, gen_tensor x, gen_tensor *c, gen_tensor *h,
 /* Row block t of an [steps*b, width] tensor: one step's slice. */
 static gen_tensor gen_nmt_slice(gen_ctx *g, gen_tensor all, long long width)
 {
-    gen_shape s = gen_shape2(GEN_NMT_BATCH, width);
+    gen_shape s = gen_shape2(g->batch, width);
     return gen_op_emit(g, "StridedSlice", "strided_slice", GEN_GRAD_SLICE, &all, 1, &s, 1, 0);
 }
 
@@ -95,7 +99,7 @@ static gen_tensor gen_nmt_ta_write(gen_ctx *g, gen_tensor value, gen_tensor flow
 /* All values of an output TensorArray: [b*steps, H]. */
 static gen_tensor gen_nmt_ta_gather(gen_ctx *g, gen_tensor flow, int steps)
 {
-    gen_shape o = gen_shape2((long long)GEN_NMT_BATCH * steps, GEN_NMT_H);
+    gen_shape o = gen_shape2((long long)g->batch * steps, g->opt.width);
     return gen_op_emit(g, "TensorArrayGatherV3", "TensorArrayGatherV3", GEN_GRAD_TA_GATHER, &flow,
                        1, &o, 1, 0);
 }
@@ -104,7 +108,7 @@ static gen_tensor gen_nmt_ta_gather(gen_ctx *g, gen_tensor flow, int steps)
 static gen_tensor gen_nmt_embed(gen_ctx *g, const char *name, long long vocab, gen_tensor ids)
 {
     gen_push(g, GEN_GROUP, "embeddings/%s", name);
-    gen_tensor emb = gen_variable(g, "embedding", gen_shape2(vocab, GEN_NMT_H));
+    gen_tensor emb = gen_variable(g, "embedding", gen_shape2(vocab, g->opt.width));
     gen_tensor out = gen_gather(g, emb, ids);
     gen_pop(g);
     return out;
@@ -112,14 +116,14 @@ static gen_tensor gen_nmt_embed(gen_ctx *g, const char *name, long long vocab, g
 
 /* The recurrent state of the stacked layers. */
 typedef struct gen_nmt_state {
-    gen_tensor c[GEN_NMT_LAYERS], h[GEN_NMT_LAYERS];
+    gen_tensor c[GEN_NMT_MAX_LAYERS], h[GEN_NMT_MAX_LAYERS];
 } gen_nmt_state;
 
 /* One step of the stacked layers on input x (read in its own group); returns the top output. */
 static gen_tensor gen_nmt_layers(gen_ctx *g, gen_tensor x, gen_nmt_state *st,
                                  const gen_nmt_weights *w)
 {
-    for (int l = 0; l < GEN_NMT_LAYERS; l++) {
+    for (int l = 0; l < g->opt.layers; l++) {
         gen_push(g, GEN_SCOPE, "cell_%d", l);
         gen_nmt_lstm(g, x, &st->c[l], &st->h[l], &w[l]);
         x = st->h[l];
@@ -133,17 +137,17 @@ static gen_tensor gen_nmt_layers(gen_ctx *g, gen_tensor x, gen_nmt_state *st,
 static void gen_nmt_encoder(gen_ctx *g, gen_tensor src, int steps, gen_tensor *flow,
                             gen_nmt_state *st)
 {
-    gen_nmt_weights w[GEN_NMT_LAYERS];
+    gen_nmt_weights w[GEN_NMT_MAX_LAYERS];
     gen_push(g, GEN_SCOPE, "encoder");
-    for (int l = 0; l < GEN_NMT_LAYERS; l++)
-        w[l] = gen_nmt_layer_weights(g, "weights", l, GEN_NMT_H);
+    for (int l = 0; l < g->opt.layers; l++)
+        w[l] = gen_nmt_layer_weights(g, "weights", l, g->opt.width);
     for (int t = 0; t < steps; t++) {
         gen_push(g, GEN_SCOPE, "step_%02d", t);
         gen_push(g, GEN_GROUP, "input");
-        gen_tensor x = gen_nmt_slice(g, src, GEN_NMT_H);
+        gen_tensor x = gen_nmt_slice(g, src, g->opt.width);
         if (t == 0)
-            for (int l = 0; l < GEN_NMT_LAYERS; l++)
-                st->c[l] = st->h[l] = gen_const(g, "zeros", gen_shape2(GEN_NMT_BATCH, GEN_NMT_H));
+            for (int l = 0; l < g->opt.layers; l++)
+                st->c[l] = st->h[l] = gen_const(g, "zeros", gen_shape2(g->batch, g->opt.width));
         gen_pop(g);
         *flow = gen_nmt_ta_write(g, gen_nmt_layers(g, x, st, w), *flow, t);
         gen_pop(g);
@@ -161,16 +165,16 @@ typedef struct gen_nmt_att {
 static gen_tensor gen_nmt_context(gen_ctx *g, gen_tensor score, const gen_nmt_att *a)
 {
     long long src = gen_shape_of(g, a->keys).d[1];
-    gen_tensor al = gen_softmax(g, gen_reshape(g, score, gen_shape2(GEN_NMT_BATCH, src)));
-    gen_tensor al3 = gen_reshape(g, al, (gen_shape){3, {GEN_NMT_BATCH, 1, src, 1}});
+    gen_tensor al = gen_softmax(g, gen_reshape(g, score, gen_shape2(g->batch, src)));
+    gen_tensor al3 = gen_reshape(g, al, (gen_shape){3, {g->batch, 1, src, 1}});
     gen_tensor ctx3 = gen_matmul(g, al3, a->values, 0);
-    return gen_reshape(g, ctx3, gen_shape2(GEN_NMT_BATCH, GEN_NMT_H));
+    return gen_reshape(g, ctx3, gen_shape2(g->batch, g->opt.width));
 }
 
 /* Luong (multiplicative) score: h K^T. */
 static gen_tensor gen_nmt_luong_score(gen_ctx *g, gen_tensor h, const gen_nmt_att *a)
 {
-    gen_tensor q = gen_reshape(g, h, (gen_shape){3, {GEN_NMT_BATCH, 1, GEN_NMT_H, 1}});
+    gen_tensor q = gen_reshape(g, h, (gen_shape){3, {g->batch, 1, g->opt.width, 1}});
     return gen_matmul(g, q, a->keys, 1);
 }
 
@@ -179,10 +183,10 @@ static gen_tensor gen_nmt_bahdanau_score(gen_ctx *g, gen_tensor h, const gen_nmt
 {
     gen_shape ks = gen_shape_of(g, a->keys);
     gen_tensor pq = gen_matmul(g, h, a->w_query, 0);
-    gen_tensor pq3 = gen_reshape(g, pq, (gen_shape){3, {GEN_NMT_BATCH, 1, GEN_NMT_H, 1}});
+    gen_tensor pq3 = gen_reshape(g, pq, (gen_shape){3, {g->batch, 1, g->opt.width, 1}});
     gen_tensor e = gen_unary(g, "Tanh", gen_binary(g, "AddV2", a->keys, pq3));
     gen_tensor ev = gen_binary(g, "Mul", e, a->v);
-    gen_shape ss = gen_shape2(GEN_NMT_BATCH, ks.d[1]);
+    gen_shape ss = gen_shape2(g->batch, ks.d[1]);
     return gen_op_emit(g, "Sum", "Sum", GEN_GRAD_MEAN, &ev, 1, &ss, 1, gen_shape_elems(ks));
 }
 
@@ -199,9 +203,9 @@ static void gen_nmt_memory(gen_ctx *g, gen_tensor flow, int steps, gen_nmt_att *
 {
     gen_push(g, GEN_GROUP, "memory_layer");
     gen_tensor flat = gen_nmt_ta_gather(g, flow, steps);
-    gen_shape s3 = {3, {GEN_NMT_BATCH, steps, GEN_NMT_H, 1}};
+    gen_shape s3 = {3, {g->batch, steps, g->opt.width, 1}};
     a->values = gen_reshape(g, flat, s3);
-    gen_tensor kernel = gen_variable(g, "kernel", gen_shape2(GEN_NMT_H, GEN_NMT_H));
+    gen_tensor kernel = gen_variable(g, "kernel", gen_shape2(g->opt.width, g->opt.width));
     a->keys = gen_reshape(g, gen_matmul(g, flat, kernel, 0), s3);
     gen_pop(g);
 }
@@ -211,22 +215,22 @@ static void gen_nmt_memory(gen_ctx *g, gen_tensor flow, int steps, gen_nmt_att *
 static gen_tensor gen_nmt_decoder(gen_ctx *g, gen_tensor tgt, int steps, gen_nmt_att *a,
                                   gen_nmt_state *st)
 {
-    gen_nmt_weights w[GEN_NMT_LAYERS];
+    gen_nmt_weights w[GEN_NMT_MAX_LAYERS];
     gen_push(g, GEN_SCOPE, "decoder");
-    for (int l = 0; l < GEN_NMT_LAYERS; l++)
-        w[l] = gen_nmt_layer_weights(g, "weights", l, GEN_NMT_H);
+    for (int l = 0; l < g->opt.layers; l++)
+        w[l] = gen_nmt_layer_weights(g, "weights", l, g->opt.width);
     gen_push(g, GEN_GROUP, "weights/attention");
     if (a->bahdanau) {
-        a->w_query = gen_variable(g, "query_layer", gen_shape2(GEN_NMT_H, GEN_NMT_H));
-        a->v = gen_variable(g, "attention_v", gen_shape1(GEN_NMT_H));
+        a->w_query = gen_variable(g, "query_layer", gen_shape2(g->opt.width, g->opt.width));
+        a->v = gen_variable(g, "attention_v", gen_shape1(g->opt.width));
     }
-    a->w_c = gen_variable(g, "attention_layer", gen_shape2(2 * GEN_NMT_H, GEN_NMT_H));
+    a->w_c = gen_variable(g, "attention_layer", gen_shape2(2 * g->opt.width, g->opt.width));
     gen_pop(g);
     gen_tensor flow = GEN_NONE;
     for (int t = 0; t < steps; t++) {
         gen_push(g, GEN_SCOPE, "step_%02d", t);
         gen_push(g, GEN_GROUP, "input");
-        gen_tensor x = gen_nmt_slice(g, tgt, GEN_NMT_H);
+        gen_tensor x = gen_nmt_slice(g, tgt, g->opt.width);
         gen_pop(g);
         gen_tensor h = gen_nmt_layers(g, x, st, w);
         gen_push(g, GEN_GROUP, "attention");
@@ -239,21 +243,35 @@ static gen_tensor gen_nmt_decoder(gen_ctx *g, gen_tensor tgt, int steps, gen_nmt
     return flow;
 }
 
-int gen_nmt_generate(uint64_t seed, int index, const char *name, pb_graph **out, pb_error *err)
+int gen_nmt_generate(uint64_t seed, int index, const char *name, const gen_options *opt,
+                     pb_graph **out, pb_error *err)
 {
+    int layers = opt->layers > 0 ? opt->layers : GEN_NMT_LAYERS;
+    if (layers > GEN_NMT_MAX_LAYERS)
+        return pb_errorf(err, "%s: %d LSTM layers (at most %d)", name, layers, GEN_NMT_MAX_LAYERS);
+    if (opt->steps_max < opt->steps_min || opt->steps_max > GEN_NMT_MAX_STEPS)
+        return pb_errorf(err, "%s: steps %d-%d (must be a range within 1-%d)", name, opt->steps_min,
+                         opt->steps_max, GEN_NMT_MAX_STEPS);
     gen_ctx g;
-    gen_init(&g, seed, GEN_NMT_BATCH);
+    gen_init(&g, seed, opt->batch > 0 ? opt->batch : GEN_NMT_BATCH);
+    g.opt = *opt;
+    g.opt.width = opt->width > 0 ? opt->width : GEN_NMT_H;
+    g.opt.layers = layers;
     g.loop_accumulate = 1;
-    int src = gen_spread(index, GEN_NMT_SRC_MIN, GEN_NMT_SRC_MAX);
-    int tgt = GEN_NMT_TGT_MIN + (int)pb_rng_below(&g.rng, GEN_NMT_TGT_MAX - GEN_NMT_TGT_MIN + 1);
+    int src_min = opt->steps_min > 0 ? opt->steps_min : GEN_NMT_SRC_MIN;
+    int src_max = opt->steps_max > 0 ? opt->steps_max : GEN_NMT_SRC_MAX;
+    int tgt_min = opt->steps_min > 0 ? opt->steps_min : GEN_NMT_TGT_MIN;
+    int tgt_max = opt->steps_max > 0 ? opt->steps_max : GEN_NMT_TGT_MAX;
+    int src = gen_spread(index, src_min, src_max);
+    int tgt = tgt_min + (int)pb_rng_below(&g.rng, (uint64_t)(tgt_max - tgt_min + 1));
     gen_tensor enc_flow = GEN_NONE;
     gen_nmt_state st;
     gen_nmt_att att = {0};
     att.bahdanau = (int)pb_rng_below(&g.rng, 2);
 
     gen_push(&g, GEN_GROUP, "input");
-    gen_shape io[3] = {gen_shape1(GEN_NMT_BATCH * src), gen_shape1(GEN_NMT_BATCH * tgt),
-                       gen_shape1(GEN_NMT_BATCH * tgt)};
+    gen_shape io[3] = {gen_shape1(g.batch * src), gen_shape1(g.batch * tgt),
+                       gen_shape1(g.batch * tgt)};
     gen_tensor batch = gen_source(&g, "IteratorGetNext", "IteratorGetNext", io, 3);
     gen_pop(&g);
     gen_push(&g, GEN_SCOPE, "dynamic_seq2seq");
@@ -265,7 +283,7 @@ int gen_nmt_generate(uint64_t seed, int index, const char *name, pb_graph **out,
     gen_pop(&g);
     gen_tensor dec_flow = gen_nmt_decoder(&g, tgt_emb, tgt, &att, &st);
     gen_push(&g, GEN_GROUP, "decoder/output_projection");
-    gen_tensor kernel = gen_variable(&g, "kernel", gen_shape2(GEN_NMT_H, GEN_NMT_TGT_VOCAB));
+    gen_tensor kernel = gen_variable(&g, "kernel", gen_shape2(g.opt.width, GEN_NMT_TGT_VOCAB));
     gen_tensor logits = gen_matmul(&g, gen_nmt_ta_gather(&g, dec_flow, tgt), kernel, 0);
     gen_tensor loss = gen_xent_loss(&g, logits, gen_port(batch, 2));
     gen_pop(&g);

@@ -15,7 +15,9 @@
  *   as ENAS trains its PTB child models.  The last state is saved for the next batch.
  * Per graph the seed draws the cell (p(i) uniform over earlier nodes, redrawn until no chain of
  * nodes is deeper than GEN_PTB_MAX_DEPTH; f_i uniform); the node count N and the BPTT steps T are
- * spread over their ranges across graph indices.  H = 200, V = 10000, batch 64.
+ * spread over their ranges across graph indices.  H = 200, V = 10000, batch 64 (gen_options width,
+ * batch, steps_min/max; ENAS's search child is batch 20, H 720, 35 steps, its final model batch
+ * 64, H 748: README "Reference measurement semantics and colocation" says why H stays 200).
  *
  * Groups: per step and node, the matmul (with the step's input slice for node 0), the
  * activations (split, f_i, gate) and the highway combination; per step the average; the
@@ -31,6 +33,7 @@
 #define GEN_PTB_T_MAX 18
 #define GEN_PTB_MAX_NODES 12
 #define GEN_PTB_MAX_DEPTH 3
+#define GEN_PTB_MAX_STEPS 64
 
 typedef struct gen_ptb_cell {
     int n;                        /* nodes, node 0 included */
@@ -83,7 +86,7 @@ static gen_tensor gen_ptb_step(gen_ctx *g, const gen_ptb_cell *cell, int t, gen_
     gen_push(g, GEN_SCOPE, "step_%02d", t);
     gen_push(g, GEN_SCOPE, "node_0");
     gen_push(g, GEN_GROUP, "matmul");
-    gen_shape xs_shape = gen_shape2(GEN_PTB_BATCH, GEN_PTB_H);
+    gen_shape xs_shape = gen_shape_of(g, s);
     gen_tensor x = gen_op_emit(g, "StridedSlice", "strided_slice", GEN_GRAD_SLICE, &inputs, 1,
                                &xs_shape, 1, 0);
     gen_tensor xs[2] = {x, s};
@@ -120,34 +123,42 @@ static gen_tensor gen_ptb_stack(gen_ctx *g, const gen_tensor *outs, int steps)
     return gen_op_emit(g, "ConcatV2", "concat", GEN_GRAD_CONCAT, outs, steps, &o, 1, 0);
 }
 
-int gen_ptb_generate(uint64_t seed, int index, const char *name, pb_graph **out, pb_error *err)
+int gen_ptb_generate(uint64_t seed, int index, const char *name, const gen_options *opt,
+                     pb_graph **out, pb_error *err)
 {
+    int bs = opt->batch > 0 ? opt->batch : GEN_PTB_BATCH;
+    int hidden = opt->width > 0 ? opt->width : GEN_PTB_H;
+    int t_min = opt->steps_min > 0 ? opt->steps_min : GEN_PTB_T_MIN;
+    int t_max = opt->steps_max > 0 ? opt->steps_max : GEN_PTB_T_MAX;
+    if (t_max < t_min || t_max > GEN_PTB_MAX_STEPS)
+        return pb_errorf(err, "%s: BPTT steps %d-%d (must be a range within 1-%d)", name, t_min,
+                         t_max, GEN_PTB_MAX_STEPS);
     gen_ctx g;
-    gen_init(&g, seed, GEN_PTB_BATCH);
+    gen_init(&g, seed, bs);
+    g.opt = *opt;
     gen_ptb_cell cell;
     gen_ptb_sample_cell(&g.rng, gen_spread(index, GEN_PTB_N_MIN, GEN_PTB_N_MAX), &cell);
-    int steps = gen_spread(index * 7 + 3, GEN_PTB_T_MIN, GEN_PTB_T_MAX);
-    gen_tensor outs[64];
+    int steps = gen_spread(index * 7 + 3, t_min, t_max);
+    gen_tensor outs[GEN_PTB_MAX_STEPS];
 
     gen_push(&g, GEN_GROUP, "input");
-    gen_shape io[3] = {gen_shape1(GEN_PTB_BATCH * steps), gen_shape1(GEN_PTB_BATCH * steps),
-                       gen_shape2(GEN_PTB_BATCH, GEN_PTB_H)};
+    gen_shape io[3] = {gen_shape1(bs * steps), gen_shape1(bs * steps), gen_shape2(bs, hidden)};
     gen_tensor batch = gen_source(&g, "IteratorGetNext", "IteratorGetNext", io, 2);
     gen_tensor s = gen_source(&g, "VariableV2", "prev_s", &io[2], 1);
     gen_pop(&g);
     gen_push(&g, GEN_SCOPE, "language_model");
     gen_push(&g, GEN_GROUP, "embedding");
-    gen_tensor emb = gen_variable(&g, "w", gen_shape2(GEN_PTB_VOCAB, GEN_PTB_H));
+    gen_tensor emb = gen_variable(&g, "w", gen_shape2(GEN_PTB_VOCAB, hidden));
     gen_tensor inputs = gen_gather(&g, emb, batch); /* [T*b, H]: all steps at once */
     gen_pop(&g);
     gen_push(&g, GEN_SCOPE, "rnn_cell");
     gen_push(&g, GEN_GROUP, "w_prev");
-    gen_tensor w_prev = gen_variable(&g, "w", gen_shape2(2 * GEN_PTB_H, 2 * GEN_PTB_H));
+    gen_tensor w_prev = gen_variable(&g, "w", gen_shape2(2 * hidden, 2 * hidden));
     gen_pop(&g);
     gen_tensor w_skip[GEN_PTB_MAX_NODES];
     for (int i = 1; i < cell.n; i++) {
         gen_push(&g, GEN_GROUP, "w_skip_%d", i);
-        w_skip[i] = gen_variable(&g, "w", gen_shape2(GEN_PTB_H, 2 * GEN_PTB_H));
+        w_skip[i] = gen_variable(&g, "w", gen_shape2(hidden, 2 * hidden));
         gen_pop(&g);
     }
     gen_pop(&g);

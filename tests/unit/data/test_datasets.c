@@ -190,6 +190,9 @@ static void test_nodelink_round_trip(void **state)
         remove(path);
         assert_string_equal(back->checksum, g->checksum);
         assert_string_equal(back->grouped->checksum, g->grouped->checksum);
+        assert_true(!back->placed_with == !g->placed_with);
+        for (int v = 0; g->placed_with && v < g->n_nodes; v++)
+            assert_int_equal(back->placed_with[v], g->placed_with[v]);
         graph_free(back);
         graph_free(g);
     }
