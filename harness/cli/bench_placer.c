@@ -370,7 +370,7 @@ static int bench_placer_load(const bench_placer_args *a, int k, pb_graph **g, pb
 {
     if (a->n_graphs)
         return nodelink_read(a->graphs[k], g, err);
-    return gen_graph(gen_family_at(k), 1, 0, g, err);
+    return gen_graph(gen_family_at(k), 1, 0, NULL, g, err);
 }
 
 int bench_placer(int argc, char **argv)

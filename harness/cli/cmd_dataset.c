@@ -7,6 +7,7 @@
 #include "core/clock.h"
 #include "core/fileio.h"
 #include "data/gen/gen.h"
+#include "model/devcost.h"
 #include "model/graph.h"
 #include "data/msr.h"
 #include "data/nodelink.h"
@@ -28,14 +29,18 @@ static void dataset_print_help(void)
     gen_model_names(models, sizeof models);
     printf(
         "usage: placebench dataset SUBCOMMAND ...\n\n"
-        "  gen FAMILY [--count N] [--seed S] [--first K] --out DIR\n"
+        "  gen FAMILY [--count N] [--seed S] [--first K] [--cost-model M] --out DIR\n"
         "      generates graphs K .. K+N-1 (default 0 .. 31) of a family (%s)\n"
         "      from seed S (default 1) and writes DIR/<family>-NN.json: networkx node-link\n"
         "      JSON at op level, each op with its 'group'.  Graph i's seed is\n"
         "      pb_seed_derive(S, \"i\"), so a graph does not depend on --count.\n"
         "      The experiments read datasets/<family>/*.json from the project root:\n"
         "        placebench dataset gen cifar10 --out datasets/cifar10\n"
-        "  gen MODEL [--layers L] [--batch B] [--seed S] --out DIR\n"
+        "      --cost-model calibrated (default) times each kernel by the K80 roofline\n"
+        "      scaled by its op class's measured efficiency (README \"Cost model\n"
+        "      calibration\"); roofline is the plain K80 roofline of dataset version 1,\n"
+        "      which reproduces graphs made before the calibration.\n"
+        "  gen MODEL [--layers L] [--batch B] [--seed S] [--cost-model M] --out DIR\n"
         "      one graph of the model zoo (%s)\n"
         "      as DIR/<model>[-<L>l].json (wavenet -<L>s: stacks; amoebanet -<L>c:\n"
         "      normal cells): TAG, GDP and HeterPS models (dataset list).\n"
@@ -116,7 +121,7 @@ static int dataset_mkdirs(const char *dir)
 /* ------------------------------------------------------------------ gen */
 
 typedef struct dataset_gen_args {
-    const char *family, *out;
+    const char *family, *out, *cost_model;
     long long count, seed, first, layers, batch;
 } dataset_gen_args;
 
@@ -143,6 +148,8 @@ static int dataset_gen_parse(int argc, char **argv, dataset_gen_args *a)
                                                          : NULL;
         if (strcmp(arg, "--out") == 0)
             a->out = v;
+        else if (strcmp(arg, "--cost-model") == 0)
+            a->cost_model = v;
         else if (!slot)
             return cli_error("dataset gen: unknown option '%s'", arg);
         else if ((*slot = dataset_number(v)) < 0)
@@ -150,7 +157,7 @@ static int dataset_gen_parse(int argc, char **argv, dataset_gen_args *a)
     }
     if (!a->family || !a->out)
         return cli_usage("placebench dataset gen FAMILY [--count N] [--seed S] [--first K] "
-                         "--out DIR");
+                         "[--cost-model calibrated|roofline] --out DIR");
     if (a->layers > 100000 || a->batch > 100000)
         return cli_error("dataset gen: --layers and --batch must be at most 100000");
     if (a->count < 1 || a->first + a->count > 10000)
@@ -173,6 +180,10 @@ static int dataset_gen(int argc, char **argv)
         return cli_error("dataset gen: unknown family or model '%s' (families: %s; models: %s)",
                          a.family, families, models);
     }
+    devcost_model cost = DEVCOST_CALIBRATED;
+    if (a.cost_model && devcost_model_parse(a.cost_model, &cost) != 0)
+        return cli_error("dataset gen: --cost-model '%s' is not one of calibrated, roofline",
+                         a.cost_model);
     if (f && (a.layers || a.batch))
         return cli_error("dataset gen: --layers and --batch are for zoo models, not '%s'", f->name);
     if (m && (a.first || a.count != 32))
@@ -180,16 +191,19 @@ static int dataset_gen(int argc, char **argv)
     if (dataset_mkdirs(a.out) != 0)
         return cli_error("dataset gen: cannot create folder '%s': %s", a.out, strerror(errno));
     if (m) {
-        gen_model_args ma = {
-            .batch = (int)a.batch, .layers = (int)a.layers, .seed = (uint64_t)a.seed};
+        gen_model_args ma = {.batch = (int)a.batch,
+                             .layers = (int)a.layers,
+                             .seed = (uint64_t)a.seed,
+                             .cost_model = (int)cost};
         return cli_zoo_gen(m, &ma, a.out);
     }
+    gen_options opt = {.cost_model = (int)cost};
     double t0 = pb_clock_monotonic();
     long long ops = 0, groups = 0;
     for (long long i = a.first; i < a.first + a.count; i++) {
         pb_graph *g;
         pb_error err;
-        if (gen_graph(f, (uint64_t)a.seed, (int)i, &g, &err) != PB_OK)
+        if (gen_graph(f, (uint64_t)a.seed, (int)i, &opt, &g, &err) != PB_OK)
             return cli_error("dataset gen: %s", err.msg);
         char path[4096];
         snprintf(path, sizeof path, "%s/%s-%02lld.json", a.out, f->name, i);
@@ -284,7 +298,7 @@ static int dataset_set_generate(dataset_set *s, const gen_family *f, long long s
     for (long long i = 0; i < count; i++) {
         pb_graph *g;
         pb_error err;
-        if (gen_graph(f, (uint64_t)seed, (int)i, &g, &err) != PB_OK)
+        if (gen_graph(f, (uint64_t)seed, (int)i, NULL, &g, &err) != PB_OK)
             return cli_error("%s", err.msg);
         if (dataset_set_add(s, g, g->name))
             return 1;

@@ -34,6 +34,11 @@
  * graph is acyclic by construction; graph_build checks it anyway.
  */
 
+/* Options of a family's generation; zero-initialised = the defaults. */
+typedef struct gen_options {
+    int cost_model; /* devcost_model: DEVCOST_CALIBRATED (0, default) or DEVCOST_ROOFLINE */
+} gen_options;
+
 /* Paper's Table I (traversal-order paper) for a family: averages over its 32 grouped graphs. */
 typedef struct gen_paper_stats {
     double nodes, edges, longest_path;
@@ -43,8 +48,10 @@ typedef struct gen_paper_stats {
 typedef struct gen_family {
     const char *name;
     const char *description;
-    /* Builds graph `index` with RNG seed `seed`; the graph is named `name` (copied). */
-    int (*generate)(uint64_t seed, int index, const char *name, pb_graph **out, pb_error *err);
+    /* Builds graph `index` with RNG seed `seed` and options `opt` (borrowed, not NULL); the graph
+     * is named `name` (copied). */
+    int (*generate)(uint64_t seed, int index, const gen_options *opt, const char *name,
+                    pb_graph **out, pb_error *err);
     int has_paper_stats;
     gen_paper_stats paper;
 } gen_family;
@@ -60,29 +67,34 @@ void gen_family_names(char *buf, size_t size);
 
 /*
  * Graph `index` of a family: seed = pb_seed_derive(family_seed, decimal index), name
- * "<family>/<NN>".  *out is caller-owned (graph_free).
+ * "<family>/<NN>"; opt NULL = the default options.  *out is caller-owned (graph_free).
  */
-int gen_graph(const gen_family *f, uint64_t family_seed, int index, pb_graph **out, pb_error *err);
+int gen_graph(const gen_family *f, uint64_t family_seed, int index, const gen_options *opt,
+              pb_graph **out, pb_error *err);
 
 /* A size parameter for graph `index`, spread evenly over [lo, hi] across consecutive indices (a
  * golden-ratio low-discrepancy sequence), so any 32 consecutive graphs cover the range. */
 int gen_spread(int index, int lo, int hi);
 
-/* ------------------------------------------------------------------ roofline model of a K80 */
+/* ------------------------------------------------------------------ kernel costs */
 
 /*
- * One GK210 die of a Tesla K80 (the Placeto measurements ran on K80s): 2.8e12 fp32 FLOP/s at
- * base clock (the board's 5.6 TFLOPS over its two dies), 240e9 B/s of GDDR5 bandwidth (480 GB/s
- * per board), and 5 µs per kernel (launch plus TensorFlow executor overhead, the order measured
- * for small ops on Kepler).  Bookkeeping ops without a kernel (VariableV2, the Identity that reads
- * a variable, NoOp, Const, IteratorGetNext) cost 1 µs.
+ * Kernel times come from the one cost model, model/devcost.h: the K80 die there, under the
+ * generator's cost model (gen_options.cost_model, gen_ctx.cost_model; the calibrated per-class
+ * model by default).  Bookkeeping ops without a kernel (VariableV2, the Identity that reads a
+ * variable, NoOp, Const, IteratorGetNext) cost GEN_HOST_OP_US.
  */
-#define GEN_K80_PEAK_FLOPS 2.8e12
-#define GEN_K80_MEM_BW 240e9
-#define GEN_K80_LAUNCH_US 5.0
 #define GEN_HOST_OP_US 1.0
 
-/* Roofline time in µs of a kernel doing `flops` and moving `bytes`. */
+/*
+ * What the generated graphs are made with.  GEN_DATASET_VERSION is written into every generated
+ * graph file (node-link "graph" attributes, with the cost model's name): 1 for the plain K80
+ * roofline, 2 since the calibrated per-class costs (README "Cost model calibration").
+ */
+#define GEN_DATASET_VERSION 2
+
+/* Plain roofline time in µs of a K80 kernel doing `flops` and moving `bytes` (devcost's roofline
+ * model; the calibrated model needs the op's class, see gen_add). */
 double gen_roofline_us(double flops, double bytes);
 
 /* ------------------------------------------------------------------ shapes and tensors */
@@ -186,6 +198,8 @@ typedef struct gen_ctx {
      * here, so a variable's gradient is accumulated iteration by iteration instead of by one
      * AddN over all its uses. */
     int loop_accumulate;
+    /* devcost_model of the kernels' costs (gen_options.cost_model), applied at gen_finish. */
+    int cost_model;
     /* GEN_TF_*: emit what TensorFlow 1.x puts in a GraphDef beyond the training step (the zoo's
      * TAG models, whose op counts are of the whole GraphDef); 0 for the training step only. */
     int tf_graphdef;
@@ -305,8 +319,11 @@ int gen_finish_annotated(gen_ctx *g, const char *name, const gen_annotations *an
                          pb_error *err);
 
 /* The family generators (one file each). */
-int gen_cifar10_generate(uint64_t seed, int index, const char *name, pb_graph **out, pb_error *err);
-int gen_ptb_generate(uint64_t seed, int index, const char *name, pb_graph **out, pb_error *err);
-int gen_nmt_generate(uint64_t seed, int index, const char *name, pb_graph **out, pb_error *err);
+int gen_cifar10_generate(uint64_t seed, int index, const gen_options *opt, const char *name,
+                      pb_graph **out, pb_error *err);
+int gen_ptb_generate(uint64_t seed, int index, const gen_options *opt, const char *name,
+                      pb_graph **out, pb_error *err);
+int gen_nmt_generate(uint64_t seed, int index, const gen_options *opt, const char *name,
+                      pb_graph **out, pb_error *err);
 
 #endif

@@ -203,10 +203,12 @@ static gen_tensor gen_cifar10_aux_head(gen_ctx *g, gen_tensor x, gen_tensor labe
     return loss;
 }
 
-int gen_cifar10_generate(uint64_t seed, int index, const char *name, pb_graph **out, pb_error *err)
+int gen_cifar10_generate(uint64_t seed, int index, const gen_options *opt, const char *name,
+                      pb_graph **out, pb_error *err)
 {
     gen_ctx g;
     gen_init(&g, seed, GEN_CIFAR10_BATCH);
+    g.cost_model = opt->cost_model;
     gen_cifar10_arc normal, reduce;
     gen_cifar10_sample_arc(&g.rng, &normal);
     gen_cifar10_sample_arc(&g.rng, &reduce);

@@ -2,6 +2,7 @@
  * groups, forward layer ops, the backward pass, gradient clipping and optimizer updates. */
 #include "gen.h"
 
+#include "model/devcost.h"
 #include "model/graph.h"
 
 #include <math.h>
@@ -22,6 +23,10 @@ struct gen_op {
     int init;       /* part of tf.global_variables_initializer (GEN_TF_*) */
     int wgrad;      /* gradient of operand wgrad - 1 (a weight, or an activation); 0: none */
     int model_var;  /* a variable made by gen_variable (not an optimizer slot) */
+    /* A GPU kernel: gen_finish sets cost_us to its devcost time under g->cost_model, from its
+     * class, direction, flops and kernel_bytes (code that fixes another cost clears `kernel`). */
+    int kernel, kernel_class, backward;
+    double kernel_bytes;
 };
 
 /* ------------------------------------------------------------------ families */
@@ -72,12 +77,15 @@ void gen_family_names(char *buf, size_t size)
     }
 }
 
-int gen_graph(const gen_family *f, uint64_t family_seed, int index, pb_graph **out, pb_error *err)
+int gen_graph(const gen_family *f, uint64_t family_seed, int index, const gen_options *opt,
+              pb_graph **out, pb_error *err)
 {
+    static const gen_options defaults = {0};
     char label[32], name[96];
     snprintf(label, sizeof label, "%d", index);
     snprintf(name, sizeof name, "%s/%02d", f->name, index);
-    return f->generate(pb_seed_derive(family_seed, label), index, name, out, err);
+    return f->generate(pb_seed_derive(family_seed, label), index, opt ? opt : &defaults, name, out,
+                       err);
 }
 
 int gen_spread(int index, int lo, int hi)
@@ -91,8 +99,28 @@ int gen_spread(int index, int lo, int hi)
 
 double gen_roofline_us(double flops, double bytes)
 {
-    double compute = flops / GEN_K80_PEAK_FLOPS, memory = bytes / GEN_K80_MEM_BW;
-    return GEN_K80_LAUNCH_US + 1e6 * (compute > memory ? compute : memory);
+    return devcost_kernel_us(devcost_k80(), DEVCOST_ROOFLINE, DEVCOST_OTHER, 0, flops, bytes);
+}
+
+/* The devcost class of a kernel op: by type, with the filter size for convolutions (the filter is
+ * input 1 of a convolution and of its input gradient, the output of its filter gradient). */
+static int gen_cost_class(const gen_ctx *g, const char *type, const gen_tensor *in, int n_in,
+                          const gen_shape *out)
+{
+    int kernel = 1;
+    if (strstr(type, "BackpropFilter"))
+        kernel = (int)out[0].d[0];
+    else if (n_in >= 2 && (strncmp(type, "Conv2D", 6) == 0 || strncmp(type, "Depthwise", 9) == 0))
+        kernel = (int)g->ops[in[1].op].out[in[1].port].d[0];
+    return devcost_classify(type, kernel);
+}
+
+/* The time of kernel op o under the context's cost model. */
+static double gen_kernel_us(const gen_ctx *g, const gen_op *o)
+{
+    return devcost_kernel_us(devcost_k80(), (devcost_model)g->cost_model,
+                             (devcost_class)o->kernel_class, o->backward, o->flops,
+                             o->kernel_bytes);
 }
 
 gen_shape gen_shape0(void)
@@ -279,6 +307,10 @@ static int gen_add(gen_ctx *g, const char *type, const char *base, int grad, con
     o->cost_us = host ? GEN_HOST_OP_US : gen_roofline_us(flops, o->bytes);
     if (host)
         o->bytes = 0;
+    o->kernel = !host;
+    o->kernel_bytes = o->bytes;
+    o->kernel_class = host ? DEVCOST_OTHER : gen_cost_class(g, type, in, n_in, out);
+    o->backward = strncmp(o->name, "gradients/", 10) == 0;
     return g->n_ops++;
 }
 
@@ -1257,8 +1289,10 @@ static int gen_apply(gen_ctx *g, int optimizer, int var, gen_tensor grad, const 
     in[n++] = grad;
     double e = gen_shape_elems(g->ops[var].out[0]);
     int a = gen_add(g, type, type, GEN_GRAD_NONE, in, n, NULL, 0, (2.0 + 3.0 * (n - 2)) * e, 0);
-    if (a >= 0) /* an Apply reads var, slots and grad and writes var and slots in place */
-        g->ops[a].cost_us = gen_roofline_us(g->ops[a].flops, 4.0 * e * (2 * n - 1));
+    if (a >= 0) { /* an Apply reads var, slots and grad and writes var and slots in place */
+        g->ops[a].kernel_bytes = 4.0 * e * (2 * n - 1);
+        g->ops[a].cost_us = gen_roofline_us(g->ops[a].flops, g->ops[a].kernel_bytes);
+    }
     return a;
 }
 
@@ -1618,7 +1652,7 @@ int gen_finish_annotated(gen_ctx *g, const char *name, const gen_annotations *an
         for (int p = 0; p < o->n_out; p++)
             ports[p] = gen_shape_bytes(o->out[p]);
         graph_node_attrs a = {.type = o->type,
-                              .cost_us = o->cost_us,
+                              .cost_us = o->kernel ? gen_kernel_us(g, o) : o->cost_us,
                               .flops = o->flops,
                               .bytes_accessed = o->bytes,
                               .param_bytes = o->param_bytes,

@@ -19,6 +19,7 @@ typedef struct gen_model_args {
     int batch;
     int layers;
     uint64_t seed;
+    int cost_model; /* devcost_model of the op-level models' kernels (0: calibrated) */
     /* Optional out: the graph's role and split annotations (gen.h, gen_annotate), caller-owned;
      * left zeroed for a model without them (the layer chains). */
     gen_annotations *annot;

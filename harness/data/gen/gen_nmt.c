@@ -239,10 +239,12 @@ static gen_tensor gen_nmt_decoder(gen_ctx *g, gen_tensor tgt, int steps, gen_nmt
     return flow;
 }
 
-int gen_nmt_generate(uint64_t seed, int index, const char *name, pb_graph **out, pb_error *err)
+int gen_nmt_generate(uint64_t seed, int index, const gen_options *opt, const char *name,
+                      pb_graph **out, pb_error *err)
 {
     gen_ctx g;
     gen_init(&g, seed, GEN_NMT_BATCH);
+    g.cost_model = opt->cost_model;
     g.loop_accumulate = 1;
     int src = gen_spread(index, GEN_NMT_SRC_MIN, GEN_NMT_SRC_MAX);
     int tgt = GEN_NMT_TGT_MIN + (int)pb_rng_below(&g.rng, GEN_NMT_TGT_MAX - GEN_NMT_TGT_MIN + 1);

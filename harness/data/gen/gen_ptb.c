@@ -120,10 +120,12 @@ static gen_tensor gen_ptb_stack(gen_ctx *g, const gen_tensor *outs, int steps)
     return gen_op_emit(g, "ConcatV2", "concat", GEN_GRAD_CONCAT, outs, steps, &o, 1, 0);
 }
 
-int gen_ptb_generate(uint64_t seed, int index, const char *name, pb_graph **out, pb_error *err)
+int gen_ptb_generate(uint64_t seed, int index, const gen_options *opt, const char *name,
+                      pb_graph **out, pb_error *err)
 {
     gen_ctx g;
     gen_init(&g, seed, GEN_PTB_BATCH);
+    g.cost_model = opt->cost_model;
     gen_ptb_cell cell;
     gen_ptb_sample_cell(&g.rng, gen_spread(index, GEN_PTB_N_MIN, GEN_PTB_N_MAX), &cell);
     int steps = gen_spread(index * 7 + 3, GEN_PTB_T_MIN, GEN_PTB_T_MAX);

@@ -38,7 +38,7 @@ static pb_graph *test_generate(const char *family, uint64_t seed, int index)
     assert_non_null(f);
     pb_graph *g = NULL;
     pb_error err;
-    if (gen_graph(f, seed, index, &g, &err) != PB_OK)
+    if (gen_graph(f, seed, index, NULL, &g, &err) != PB_OK)
         fail_msg("%s graph %d: %s", family, index, err.msg);
     return g;
 }

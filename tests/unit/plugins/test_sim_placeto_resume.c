@@ -130,7 +130,7 @@ static void resume_chain(resume_sim *s, const char *family, int index, int nd, i
     const gen_family *f = gen_family_find(family);
     assert_non_null(f);
     /* graph `index` of the family as `placebench dataset gen` writes it (family seed 1) */
-    if (gen_graph(f, 1, index, &g, &err) != PB_OK)
+    if (gen_graph(f, 1, index, NULL, &g, &err) != PB_OK)
         fail_msg("%s %d: %s", family, index, err.msg);
     if (cluster_preset("placeto-k80", nd, &c, &err) != PB_OK)
         fail_msg("cluster_preset: %s", err.msg);
