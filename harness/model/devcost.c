@@ -59,16 +59,16 @@ const pb_device_type *devcost_k80(void)
  */
 static const devcost_factor devcost_factors[DEVCOST_N_CLASSES] = {
     [DEVCOST_OTHER] = {"other", 1.0, 1.0, "no public per-op measurement: plain roofline"},
-    [DEVCOST_CONV1X1] = {"conv1x1", 1.82, 4.36, DEVCOST_PD ": Conv2d 1x1"},
-    [DEVCOST_CONVKXK] = {"convkxk", 0.98, 1.29, DEVCOST_PD ": Conv2d 3x3, 5x5, 7x7, 1x7, 7x1"},
+    [DEVCOST_CONV1X1] = {"conv1x1", 1.83, 4.40, DEVCOST_PD ": Conv2d 1x1"},
+    [DEVCOST_CONVKXK] = {"convkxk", 0.70, 0.64, DEVCOST_PD ": Conv2d 3x3, 5x5, 7x7, 1x7, 7x1"},
     [DEVCOST_DEPTHWISE3] = {"depthwise3", 1.43, 5.60, DEVCOST_PD ": nasnetamobile 3x3 groups=C"},
     [DEVCOST_DEPTHWISE5] = {"depthwise5", 4.15, 10.54, DEVCOST_PD ": nasnetamobile 5x5 groups=C"},
     [DEVCOST_DEPTHWISE7] = {"depthwise7", 4.93, 18.17, DEVCOST_PD ": nasnetamobile 7x7 groups=C"},
-    [DEVCOST_BATCHNORM] = {"batchnorm", 2.65, 3.06, DEVCOST_PD ": BatchNorm2d"},
-    [DEVCOST_ELEMENTWISE] = {"elementwise", 0.75, 1.52, DEVCOST_PD ": ReLU"},
-    [DEVCOST_MAXPOOL] = {"maxpool", 1.69, 2.52, DEVCOST_PD ": MaxPool2d"},
-    [DEVCOST_AVGPOOL] = {"avgpool", 1.86, 13.91, DEVCOST_PD ": AvgPool2d"},
-    [DEVCOST_MATMUL] = {"matmul", 1.19, 1.19, DEVCOST_PD ": gnmt LSTM layers"},
+    [DEVCOST_BATCHNORM] = {"batchnorm", 2.78, 3.53, DEVCOST_PD ": BatchNorm2d"},
+    [DEVCOST_ELEMENTWISE] = {"elementwise", 0.81, 1.56, DEVCOST_PD ": ReLU"},
+    [DEVCOST_MAXPOOL] = {"maxpool", 1.61, 2.52, DEVCOST_PD ": MaxPool2d"},
+    [DEVCOST_AVGPOOL] = {"avgpool", 1.63, 14.09, DEVCOST_PD ": AvgPool2d"},
+    [DEVCOST_MATMUL] = {"matmul", 1.30, 1.19, DEVCOST_PD ": gnmt LSTM layers"},
 };
 
 const devcost_factor *devcost_factor_of(devcost_class c)
@@ -104,14 +104,18 @@ static int devcost_is(const char *type, const char *const *names)
 devcost_class devcost_classify(const char *type, int kernel)
 {
     static const char *const elementwise[] = {
-        "Relu",    "ReluGrad",    "Relu6",   "Relu6Grad", "Tanh",     "TanhGrad", "Sigmoid",
-        "SigmoidGrad", "Add",     "AddV2",   "AddN",      "Sub",      "Mul",      "RealDiv",
-        "Neg",     "BiasAdd",     "Maximum", "Minimum",   "Square",   "Sqrt",     "Rsqrt",
-        "RsqrtGrad", "Exp",       "Pow",     "SquaredDifference", "Erf", NULL};
+        "Relu",     "ReluGrad",  "Relu6",       "Relu6Grad", "Tanh",
+        "TanhGrad", "Sigmoid",   "SigmoidGrad", "Add",       "AddV2",
+        "AddN",     "Sub",       "Mul",         "RealDiv",   "Neg",
+        "BiasAdd",  "Maximum",   "Minimum",     "Square",    "Sqrt",
+        "Rsqrt",    "RsqrtGrad", "Exp",         "Pow",       "SquaredDifference",
+        "Erf",      NULL};
     if (strncmp(type, "Conv2D", 6) == 0)
         return kernel <= 1 ? DEVCOST_CONV1X1 : DEVCOST_CONVKXK;
     if (strncmp(type, "DepthwiseConv2dNative", 21) == 0)
-        return kernel <= 3 ? DEVCOST_DEPTHWISE3 : kernel <= 5 ? DEVCOST_DEPTHWISE5 : DEVCOST_DEPTHWISE7;
+        return kernel <= 3   ? DEVCOST_DEPTHWISE3
+               : kernel <= 5 ? DEVCOST_DEPTHWISE5
+                             : DEVCOST_DEPTHWISE7;
     if (strncmp(type, "FusedBatchNorm", 14) == 0)
         return DEVCOST_BATCHNORM;
     if (strncmp(type, "MaxPool", 7) == 0)

@@ -41,17 +41,17 @@ typedef enum devcost_model {
 
 /* The op classes the calibration distinguishes. */
 typedef enum devcost_class {
-    DEVCOST_OTHER = 0,  /* no public measurement: plain roofline (factor 1) */
-    DEVCOST_CONV1X1,    /* Conv2D and its two backprops with a 1x1 filter */
-    DEVCOST_CONVKXK,    /* the same with a larger filter */
-    DEVCOST_DEPTHWISE3, /* DepthwiseConv2dNative (and backprops), 3x3 or smaller */
-    DEVCOST_DEPTHWISE5, /* 5x5 */
-    DEVCOST_DEPTHWISE7, /* 7x7 and larger */
-    DEVCOST_BATCHNORM,  /* FusedBatchNorm / FusedBatchNormGrad */
+    DEVCOST_OTHER = 0,   /* no public measurement: plain roofline (factor 1) */
+    DEVCOST_CONV1X1,     /* Conv2D and its two backprops with a 1x1 filter */
+    DEVCOST_CONVKXK,     /* the same with a larger filter */
+    DEVCOST_DEPTHWISE3,  /* DepthwiseConv2dNative (and backprops), 3x3 or smaller */
+    DEVCOST_DEPTHWISE5,  /* 5x5 */
+    DEVCOST_DEPTHWISE7,  /* 7x7 and larger */
+    DEVCOST_BATCHNORM,   /* FusedBatchNorm / FusedBatchNormGrad */
     DEVCOST_ELEMENTWISE, /* Relu, Tanh, Sigmoid, Add, Mul, ... and their gradients */
-    DEVCOST_MAXPOOL,    /* MaxPool / MaxPoolGrad */
-    DEVCOST_AVGPOOL,    /* AvgPool / AvgPoolGrad */
-    DEVCOST_MATMUL,     /* MatMul / BatchMatMul (the LSTM matmuls) */
+    DEVCOST_MAXPOOL,     /* MaxPool / MaxPoolGrad */
+    DEVCOST_AVGPOOL,     /* AvgPool / AvgPoolGrad */
+    DEVCOST_MATMUL,      /* MatMul / BatchMatMul (the LSTM matmuls) */
     DEVCOST_N_CLASSES
 } devcost_class;
 

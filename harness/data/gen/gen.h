@@ -320,10 +320,10 @@ int gen_finish_annotated(gen_ctx *g, const char *name, const gen_annotations *an
 
 /* The family generators (one file each). */
 int gen_cifar10_generate(uint64_t seed, int index, const gen_options *opt, const char *name,
-                      pb_graph **out, pb_error *err);
+                         pb_graph **out, pb_error *err);
 int gen_ptb_generate(uint64_t seed, int index, const gen_options *opt, const char *name,
-                      pb_graph **out, pb_error *err);
+                     pb_graph **out, pb_error *err);
 int gen_nmt_generate(uint64_t seed, int index, const gen_options *opt, const char *name,
-                      pb_graph **out, pb_error *err);
+                     pb_graph **out, pb_error *err);
 
 #endif

@@ -204,7 +204,7 @@ static gen_tensor gen_cifar10_aux_head(gen_ctx *g, gen_tensor x, gen_tensor labe
 }
 
 int gen_cifar10_generate(uint64_t seed, int index, const gen_options *opt, const char *name,
-                      pb_graph **out, pb_error *err)
+                         pb_graph **out, pb_error *err)
 {
     gen_ctx g;
     gen_init(&g, seed, GEN_CIFAR10_BATCH);

@@ -107,12 +107,12 @@ double gen_roofline_us(double flops, double bytes)
 static int gen_cost_class(const gen_ctx *g, const char *type, const gen_tensor *in, int n_in,
                           const gen_shape *out)
 {
-    int kernel = 1;
+    gen_shape w = gen_shape0(); /* [kh, kw, cin, cout] */
     if (strstr(type, "BackpropFilter"))
-        kernel = (int)out[0].d[0];
+        w = out[0];
     else if (n_in >= 2 && (strncmp(type, "Conv2D", 6) == 0 || strncmp(type, "Depthwise", 9) == 0))
-        kernel = (int)g->ops[in[1].op].out[in[1].port].d[0];
-    return devcost_classify(type, kernel);
+        w = g->ops[in[1].op].out[in[1].port];
+    return devcost_classify(type, (int)(w.d[0] > w.d[1] ? w.d[0] : w.d[1]));
 }
 
 /* The time of kernel op o under the context's cost model. */

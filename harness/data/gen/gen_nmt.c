@@ -240,7 +240,7 @@ static gen_tensor gen_nmt_decoder(gen_ctx *g, gen_tensor tgt, int steps, gen_nmt
 }
 
 int gen_nmt_generate(uint64_t seed, int index, const gen_options *opt, const char *name,
-                      pb_graph **out, pb_error *err)
+                     pb_graph **out, pb_error *err)
 {
     gen_ctx g;
     gen_init(&g, seed, GEN_NMT_BATCH);

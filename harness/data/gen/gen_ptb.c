@@ -121,7 +121,7 @@ static gen_tensor gen_ptb_stack(gen_ctx *g, const gen_tensor *outs, int steps)
 }
 
 int gen_ptb_generate(uint64_t seed, int index, const gen_options *opt, const char *name,
-                      pb_graph **out, pb_error *err)
+                     pb_graph **out, pb_error *err)
 {
     gen_ctx g;
     gen_init(&g, seed, GEN_PTB_BATCH);
