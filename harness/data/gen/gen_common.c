@@ -1643,8 +1643,13 @@ int gen_finish_annotated(gen_ctx *g, const char *name, const gen_annotations *an
     if (g->failed)
         return pb_errorf(err, "%s: %s", name, g->err.msg);
     graph_builder *b = graph_builder_new(name);
-    if (!b)
+    char origin[96];
+    snprintf(origin, sizeof origin, "placebench dataset %d, cost_model %s", GEN_DATASET_VERSION,
+             devcost_model_name((devcost_model)g->cost_model));
+    if (!b || graph_builder_set_origin(b, origin)) {
+        graph_builder_free(b);
         return pb_errorf(err, "out of memory");
+    }
     pb_error inner;
     for (int i = 0; i < g->n_ops; i++) {
         const gen_op *o = &g->ops[i];

@@ -1,0 +1,40 @@
+# dataset gen --cost-model: the generated files say which dataset version and cost model made them
+# (graph attribute "origin"), results record it (runs.graph_origin), roofline graphs keep the
+# version-1 content (checksum) and a bad model name is a clear error.
+source "$(dirname "$0")/lib/common.bash"
+unset PLACEBENCH_PLUGIN_PATH
+
+"$PB_BIN" dataset gen cifar10 --count 1 --out datasets/cifar10 >/dev/null 2>&1
+"$PB_BIN" dataset gen cifar10 --count 1 --cost-model roofline --out roof >/dev/null 2>&1
+origin() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["graph"]["origin"])' "$1"; }
+[ "$(origin datasets/cifar10/cifar10-00.json)" = "placebench dataset 2, cost_model calibrated" ] ||
+    fail "default origin: $(origin datasets/cifar10/cifar10-00.json)"
+[ "$(origin roof/cifar10-00.json)" = "placebench dataset 2, cost_model roofline" ] ||
+    fail "roofline origin: $(origin roof/cifar10-00.json)"
+# The roofline graph is version 1's (checksum of main before the calibration, test_cost_model.c).
+sum=$("$PB_BIN" dataset stats --json roof/cifar10-00.json |
+    python3 -c 'import json, sys; print(json.load(sys.stdin)["checksum"])')
+[ "$sum" = ab9e1c59199dd753 ] || fail "roofline cifar10/00 has checksum $sum"
+# Calibrated kernels are slower than the plain roofline: the single-device step time grows.
+single() { "$PB_BIN" place --graph "$1" --placer single-device --devices 2 --json |
+    python3 -c 'import json, sys; print(json.load(sys.stdin)["best_step_time_us"])'; }
+python3 -c "import sys; sys.exit(0 if $(single datasets/cifar10/cifar10-00.json) > $(single roof/cifar10-00.json) else 1)" ||
+    fail "the calibrated graph is not slower on one device than the roofline one"
+# Bad input.
+if "$PB_BIN" dataset gen cifar10 --count 1 --cost-model rooflin --out bad 2>err.txt; then
+    fail "an unknown cost model was accepted"
+fi
+grep -q "cost-model 'rooflin' is not one of calibrated, roofline" err.txt || fail "unclear error: $(cat err.txt)"
+[ ! -e bad/cifar10-00.json ] || fail "a graph was written despite the error"
+# Results record the origin.
+cat >x.lua <<'LUA'
+return experiment {
+  name = "origin", datasets = { "cifar10", "roof/cifar10-00.json" }, devices = 2,
+  cluster = "placeto-k80", simulator = "placeto", placer = "single-device", seed = 1,
+  results = "r.db",
+}
+LUA
+"$PB_BIN" run x.lua >run.out 2>&1 || { cat run.out >&2; fail "the sweep failed"; }
+got=$(sqlite3 r.db "SELECT graph_origin FROM runs ORDER BY graph_origin")
+[ "$got" = "placebench dataset 2, cost_model calibrated
+placebench dataset 2, cost_model roofline" ] || fail "stored origins: $got"
