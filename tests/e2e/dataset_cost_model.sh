@@ -26,15 +26,36 @@ if "$PB_BIN" dataset gen cifar10 --count 1 --cost-model rooflin --out bad 2>err.
 fi
 grep -q "cost-model 'rooflin' is not one of calibrated, roofline" err.txt || fail "unclear error: $(cat err.txt)"
 [ ! -e bad/cifar10-00.json ] || fail "a graph was written despite the error"
-# Results record the origin.
+# Results record the origin; an experiment's cost_model (default "calibrated") must match the
+# generated graphs it runs.
 cat >x.lua <<'LUA'
 return experiment {
-  name = "origin", datasets = { "cifar10", "roof/cifar10-00.json" }, devices = 2,
-  cluster = "placeto-k80", simulator = "placeto", placer = "single-device", seed = 1,
-  results = "r.db",
+  name = "origin", datasets = "cifar10", devices = 2, cluster = "placeto-k80",
+  simulator = "placeto", placer = "single-device", seed = 1, results = "r.db",
 }
 LUA
-"$PB_BIN" run x.lua >run.out 2>&1 || { cat run.out >&2; fail "the sweep failed"; }
-got=$(sqlite3 r.db "SELECT graph_origin FROM runs ORDER BY graph_origin")
+cat >y.lua <<'LUA'
+return experiment {
+  name = "origin_roofline", datasets = "roof/cifar10-00.json", devices = 2,
+  cluster = "placeto-k80", simulator = "placeto", placer = "single-device", seed = 1,
+  results = "q.db",
+  cost_model = "roofline",
+}
+LUA
+"$PB_BIN" run x.lua >run.out 2>&1 || { cat run.out >&2; fail "the calibrated sweep failed"; }
+"$PB_BIN" run y.lua >run.out 2>&1 || { cat run.out >&2; fail "the roofline sweep failed"; }
+got=$(sqlite3 r.db "SELECT graph_origin FROM runs"; sqlite3 q.db "SELECT graph_origin FROM runs")
 [ "$got" = "placebench dataset 2, cost_model calibrated
 placebench dataset 2, cost_model roofline" ] || fail "stored origins: $got"
+sed '/cost_model = "roofline"/d; s/origin_roofline/mixed/; s/q.db/z.db/' y.lua >z.lua
+if "$PB_BIN" run z.lua >run.out 2>&1; then
+    fail "a roofline graph ran under the default cost_model"
+fi
+grep -q 'z.lua:[0-9]*: cost_model "calibrated": graph roof/cifar10-00.json was generated with cost_model roofline' run.out ||
+    fail "unclear error: $(cat run.out)"
+sed 's/"roofline"/"rooflin"/' y.lua >w.lua
+if "$PB_BIN" check w.lua >run.out 2>&1; then
+    fail "an unknown cost_model was accepted"
+fi
+grep -q "w.lua:5: field 'cost_model' must be \"calibrated\" or \"roofline\"" run.out ||
+    fail "unclear error: $(cat run.out)"
