@@ -44,17 +44,18 @@ typedef struct experiment {
     char **clusters;
     int n_clusters;
     cfg_plugin_list simulators, placers, embeddings, traversals;
-    int episodes;            /* budget of learned placers, 0 = plugin default */
-    long long sim_calls;     /* budget of search placers, 0 = plugin default */
-    double timeout_s;        /* per-run wall-time limit, 0 = none */
-    double memory_limit_gb;  /* memory of one worker, GB; 0 = none, -1 = not given (the runner's
-                                default, from the machine's memory and -j) */
-    int objective_cost;      /* objective = "cost": leaderboards rank by monetary cost, not by
-                                step time */
-    int cost_model_roofline; /* cost_model = "roofline": the generated graphs must have been made
-                                with the plain roofline (else the default "calibrated") */
-    char **plugin_path;      /* extra plugin folders */
+    int episodes;           /* budget of learned placers, 0 = plugin default */
+    long long sim_calls;    /* budget of search placers, 0 = plugin default */
+    double timeout_s;       /* per-run wall-time limit, 0 = none */
+    double memory_limit_gb; /* memory of one worker, GB; 0 = none, -1 = not given (the runner's
+                               default, from the machine's memory and -j) */
+    int objective_cost;     /* objective = "cost": leaderboards rank by monetary cost, not by
+                               step time */
+    char **plugin_path;     /* extra plugin folders */
     int n_plugin_path;
+    /* cost_model = "roofline": the generated graphs must have been made with the plain roofline
+     * (else with the default, "calibrated") */
+    int cost_model_roofline;
     char *results;     /* results file path */
     char *config_json; /* the evaluated experiment as canonical JSON (recorded in the store) */
     /* Line of each top-level field in the config, for errors found after evaluation. */
