@@ -50,8 +50,8 @@ const pb_device_type *devcost_k80(void)
  * Achieved efficiency per op class: measured time over the roofline time max(flops / peak,
  * bytes / bandwidth) of the same work on the GPU that measured it (a V100: 15.7e12 FLOP/s,
  * 900e9 B/s), the median over the layers of the class in four of PipeDream's published profiles
- * (tests/data/pipedream: resnet50 and vgg16 at batch 128, nasnetamobile at 64, gnmt at 64 x 24
- * steps).  Backward: the layer's backward time over the roofline of its gradient kernels (input
+ * (tests/data/pipedream: resnet50, vgg16 and nasnetamobile at batch 128, gnmt at 64).
+ * Backward: the layer's backward time over the roofline of its gradient kernels (input
  * and filter gradients for convolutions and matmuls).  Forward: the layer's forward time less the
  * profiler's 0.27 ms synchronisation floor (the image profiles' shortest forward times are 0.266 to
  * 0.277 ms), over the roofline.  The per-class medians, layer counts and quartiles are printed by
@@ -60,7 +60,7 @@ const pb_device_type *devcost_k80(void)
 static const devcost_factor devcost_factors[DEVCOST_N_CLASSES] = {
     [DEVCOST_OTHER] = {"other", 1.0, 1.0, "no public per-op measurement: plain roofline"},
     [DEVCOST_CONV1X1] = {"conv1x1", 1.83, 4.40, DEVCOST_PD ": Conv2d 1x1"},
-    [DEVCOST_CONVKXK] = {"convkxk", 0.70, 0.64, DEVCOST_PD ": Conv2d 3x3, 5x5, 7x7, 1x7, 7x1"},
+    [DEVCOST_CONVKXK] = {"convkxk", 0.70, 0.64, DEVCOST_PD ": Conv2d 3x3 and larger, dense"},
     [DEVCOST_DEPTHWISE3] = {"depthwise3", 1.43, 5.60, DEVCOST_PD ": nasnetamobile 3x3 groups=C"},
     [DEVCOST_DEPTHWISE5] = {"depthwise5", 4.15, 10.54, DEVCOST_PD ": nasnetamobile 5x5 groups=C"},
     [DEVCOST_DEPTHWISE7] = {"depthwise7", 4.93, 18.17, DEVCOST_PD ": nasnetamobile 7x7 groups=C"},
