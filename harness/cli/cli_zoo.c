@@ -243,5 +243,8 @@ void cli_zoo_list(void)
         if (m->layers)
             printf(" (--layers %d..%d: %s)", m->min_layers, m->max_layers, m->layers_meaning);
         printf("\n");
+        for (int k = 0; k < m->n_opts; k++)
+            printf("%-15s   --opt %s=%d (%d..%d): %s\n", "", m->opts[k].key, m->opts[k].def,
+                   m->opts[k].min, m->opts[k].max, m->opts[k].help);
     }
 }

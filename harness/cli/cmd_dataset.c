@@ -42,11 +42,14 @@ static void dataset_print_help(void)
         "      which reproduces graphs made before the calibration.  Each file names its\n"
         "      origin (graph attribute 'origin': dataset version and cost model), and\n"
         "      results store it (runs.graph_origin).\n"
-        "  gen MODEL [--layers L] [--batch B] [--seed S] [--cost-model M] --out DIR\n"
+        "  gen MODEL [--layers L] [--batch B] [--seed S] [--opt KEY=VALUE ...]\n"
+        "      [--cost-model M] --out DIR\n"
         "      one graph of the model zoo (%s)\n"
         "      as DIR/<model>[-<L>l].json (wavenet -<L>s: stacks; amoebanet -<L>c:\n"
-        "      normal cells): TAG, GDP and HeterPS models (dataset list).  --cost-model as\n"
-        "      above; HeterPS's layer chains keep their roofline layer costs.\n"
+        "      normal cells): TAG, GDP and HeterPS models (dataset list).  --opt sets one\n"
+        "      of the model's options (dataset list shows them with their defaults); a\n"
+        "      value other than the default adds '+KEY=VALUE' to the graph's name.\n"
+        "      --cost-model as above; HeterPS's layer chains keep their roofline costs.\n"
         "  stats [--json] [--seed S] [--count N] FILE|DIR|FAMILY ...\n"
         "      for each graph file, folder of .json graphs, or family name (generated in\n"
         "      memory): graphs, average grouped nodes, edges and longest path (edges), the\n"
@@ -55,7 +58,7 @@ static void dataset_print_help(void)
         "      and the difference.  --json prints one JSON object per graph instead: nodes,\n"
         "      edges, longest path, maximum in/out degree and degree histogram (networkx's:\n"
         "      index = in + out degree) of the op-level and of the grouped graph.\n"
-        "  stats [--json] [--layers L] [--batch B] zoo|MODEL ...\n"
+        "  stats [--json] [--layers L] [--batch B] [--opt KEY=VALUE ...] zoo|MODEL ...\n"
         "      per zoo model (each depth its paper reports, or --layers L): ops, edges,\n"
         "      trainable parameter MiB, GFLOPs and single-device step time per device type,\n"
         "      with the paper's op count and parameter size beside them.\n"
@@ -123,10 +126,25 @@ static int dataset_mkdirs(const char *dir)
 
 /* ------------------------------------------------------------------ gen */
 
+#define DATASET_MAX_OPTS 16
+
 typedef struct dataset_gen_args {
     const char *family, *out, *cost_model;
     long long count, seed, first, layers, batch;
+    const char *opt[DATASET_MAX_OPTS]; /* --opt KEY=VALUE, in order */
+    int n_opt;
 } dataset_gen_args;
+
+/* Applies the --opt values to model m's arguments; 0 or 1 (message printed). */
+static int dataset_model_opts(const gen_model *m, gen_model_args *ma, const char *const *opt, int n,
+                              const char *cmd)
+{
+    pb_error err;
+    for (int k = 0; k < n; k++)
+        if (gen_model_set_opt(m, ma, opt[k], &err) != PB_OK)
+            return cli_error("dataset %s: --opt %s: %s", cmd, opt[k], err.msg);
+    return 0;
+}
 
 static int dataset_gen_parse(int argc, char **argv, dataset_gen_args *a)
 {
@@ -153,6 +171,10 @@ static int dataset_gen_parse(int argc, char **argv, dataset_gen_args *a)
             a->out = v;
         else if (strcmp(arg, "--cost-model") == 0)
             a->cost_model = v;
+        else if (strcmp(arg, "--opt") == 0 && a->n_opt == DATASET_MAX_OPTS)
+            return cli_error("dataset gen: more than %d --opt", DATASET_MAX_OPTS);
+        else if (strcmp(arg, "--opt") == 0)
+            a->opt[a->n_opt++] = v;
         else if (!slot)
             return cli_error("dataset gen: unknown option '%s'", arg);
         else if ((*slot = dataset_number(v)) < 0)
@@ -187,8 +209,9 @@ static int dataset_gen(int argc, char **argv)
     if (a.cost_model && devcost_model_parse(a.cost_model, &cost) != 0)
         return cli_error("dataset gen: --cost-model '%s' is not one of calibrated, roofline",
                          a.cost_model);
-    if (f && (a.layers || a.batch))
-        return cli_error("dataset gen: --layers and --batch are for zoo models, not '%s'", f->name);
+    if (f && (a.layers || a.batch || a.n_opt))
+        return cli_error("dataset gen: --layers, --batch and --opt are for zoo models, not '%s'",
+                         f->name);
     if (m && (a.first || a.count != 32))
         return cli_error("dataset gen: --count and --first are for families, not '%s'", m->name);
     if (dataset_mkdirs(a.out) != 0)
@@ -198,6 +221,8 @@ static int dataset_gen(int argc, char **argv)
                              .layers = (int)a.layers,
                              .seed = (uint64_t)a.seed,
                              .cost_model = (int)cost};
+        if (dataset_model_opts(m, &ma, a.opt, a.n_opt, "gen"))
+            return 1;
         return cli_zoo_gen(m, &ma, a.out);
     }
     gen_options opt = {.cost_model = (int)cost};
@@ -439,11 +464,18 @@ static int dataset_print_json(const dataset_set *s)
 
 static int dataset_stats(int argc, char **argv)
 {
-    int as_json = 0, n_sets = 0;
+    int as_json = 0, n_sets = 0, n_opt = 0;
     long long seed = 1, count = 32, layers = 0, batch = 0;
+    const char *opt[DATASET_MAX_OPTS];
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--json") == 0) {
             as_json = 1;
+        } else if (strcmp(argv[i], "--opt") == 0) {
+            if (i + 1 >= argc)
+                return cli_error("dataset stats: --opt needs KEY=VALUE");
+            if (n_opt == DATASET_MAX_OPTS)
+                return cli_error("dataset stats: more than %d --opt", DATASET_MAX_OPTS);
+            opt[n_opt++] = argv[++i];
         } else if (strcmp(argv[i], "--layers") == 0 || strcmp(argv[i], "--batch") == 0) {
             long long v = i + 1 < argc ? dataset_number(argv[i + 1]) : -1;
             if (v < 1 || v > 100000)
@@ -477,6 +509,11 @@ static int dataset_stats(int argc, char **argv)
             (gen_model_find(argv[i]) || strcmp(argv[i], "zoo") == 0)) {
             gen_model_args ma = {
                 .batch = (int)batch, .layers = (int)layers, .seed = (uint64_t)seed};
+            const gen_model *m = gen_model_find(argv[i]);
+            if (n_opt && !m)
+                return cli_error("dataset stats: --opt applies to one model, not to 'zoo'");
+            if (n_opt && dataset_model_opts(m, &ma, opt, n_opt, "stats"))
+                return 1;
             if (cli_zoo_stats(argv[i], &ma, as_json))
                 return 1;
             continue;

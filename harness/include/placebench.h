@@ -27,7 +27,7 @@ extern "C" {
 #endif
 
 #define PB_ABI_MAJOR 1
-#define PB_ABI_MINOR 8
+#define PB_ABI_MINOR 9
 
 /*
  * ABI changelog (a minor version only adds; the harness still loads plugins of older minors):
@@ -59,6 +59,7 @@ extern "C" {
  *        fallback, pruning to the sinks' ancestors, Placeholder replicas fed by a shape Const,
  *        partial sums read replica to replica; all on by default), and the compiled node kind
  *        PB_CNODE_SHAPE.
+ *   1.9  pb_op_time_us: an op's time on a device type by the harness's cost model (devcost).
  */
 #define PB_DESCRIPTOR_SYMBOL placebench_plugin
 #define PB_DESCRIPTOR_SYMBOL_NAME "placebench_plugin"
@@ -688,6 +689,12 @@ static inline const pb_device_type *pb_cluster_type(const pb_cluster *c, int i)
     size_t size = c->type_size ? c->type_size : sizeof(pb_device_type);
     return (const pb_device_type *)(const void *)((const char *)c->types + (size_t)i * size);
 }
+
+/* Since 1.9: µs of an op doing `flops` floating-point operations and moving `bytes` bytes on
+ * device type t, by the harness's one per-device cost model (harness/model/devcost.h: roofline
+ * at the achieved fractions of peak FLOP/s and memory bandwidth, plus a per-op overhead), so a
+ * plugin times work on a device type as the model zoo does. */
+double pb_op_time_us(const pb_device_type *t, double flops, double bytes);
 
 /* Checks that s is a well-formed strategy of its kind for a graph of n_nodes nodes on cluster c
  * (the layout documented at pb_strategy): sizes, device and group indices, replication options,

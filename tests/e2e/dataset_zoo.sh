@@ -22,7 +22,7 @@ by_id = {n["id"]: n for n in vgg["nodes"]}
 apply = by_id["Adam/update_vgg_19/conv1/conv1_1/weights/ApplyAdam"]
 assert apply["colocation"] == by_id["vgg_19/conv1/conv1_1/weights"]["colocation"]
 chain = json.load(open(sys.argv[2]))
-assert [n["type"] for n in chain["nodes"]] == ["EMB", "POOL", "CONCAT", "FC", "FC", "FC", "FC", "LOSS"]
+assert [n["type"].split()[0] for n in chain["nodes"]] == ["EMB", "POOL", "CONCAT", "FC", "FC", "FC", "FC", "LOSS"]
 assert len(chain["links"]) == 7
 PY
 
@@ -48,4 +48,18 @@ expect_error "has no --layers" dataset gen nce --layers 3 --out zoo
 expect_error "not in 7..64" dataset gen ctrdnn --layers 3 --out zoo
 expect_error "are for zoo models" dataset gen cifar10 --batch 4 --out zoo
 expect_error "are for families" dataset gen vgg19 --count 2 --out zoo
+# Model options: a non-default value names the file; bad ones are one-line errors.
+"$PB_BIN" dataset gen transformer-xl --layers 1 --opt segments=2 --opt mask=0 --out zoo \
+    2>>gen.txt || fail "gen transformer-xl --opt: $(cat gen.txt)"
+[ -f "zoo/transformer-xl-1l+segments=2+mask=0.json" ] || fail "option file name: $(ls zoo)"
+"$PB_BIN" dataset stats transformer-xl --layers 1 --opt segments=2 >txl.txt || fail "stats --opt"
+grep -Eq "^transformer-xl-1l\+segments=2 " txl.txt || fail "stats --opt row: $(cat txl.txt)"
+grep -q -- "--opt segments=4 (1..16)" list.txt || fail "dataset list lacks the options"
+expect_error "unknown option 'segmentz' (segments=4" dataset gen transformer-xl --opt segmentz=3 --out zoo
+expect_error "option mask needs an integer in 0..1 (got '2')" dataset gen transformer-xl --opt mask=2 --out zoo
+expect_error "vgg19: unknown option 'ema' (the model has no options)" dataset gen vgg19 --opt ema=1 --out zoo
+expect_error "are for zoo models" dataset gen ptb --opt steps=3 --out zoo
+mkdir -p elsewhere && cd elsewhere # here 'zoo' names the folder written above
+expect_error "applies to one model, not to 'zoo'" dataset stats zoo --opt ema=0
+cd ..
 echo "ok"

@@ -333,6 +333,8 @@ int gen_amoebanet_generate(const gen_model_args *a, const char *name, pb_graph *
     gen_tensor loss = gen_add_n(&g, losses, n);
     gen_pop(&g);
     gen_train(&g, loss, GEN_OPT_RMSPROP, 0);
+    if (a->opt[GEN_AMOEBA_OPT_EMA])
+        gen_tf_ema(&g);
     int rc = gen_model_finish(&g, a, name, out, err);
     gen_free(&g);
     return rc;

@@ -7,10 +7,10 @@
 /*
  * specs/gdp.md §10.2 (Wu et al. 2016; tensorflow/nmt wmt16_gnmt_4_layer.json): batch 64, 1024
  * units, L layers per side (2, 4 or 8), vocabularies of 32,000 (BPE), source and target unrolled
- * over 50 steps (static unroll: GDP places the unrolled graph).  Encoder: a bidirectional first
- * layer (forward and backward cells, the backward one over ReverseSequence'd inputs, outputs
- * concatenated) and L - 1 unidirectional layers, residual connections on the last L - 2.
- * Decoder (gnmt_v2): normed Bahdanau attention (v g / |v|, bias) queried by the bottom layer's
+ * over 50 steps (option `steps`; static unroll: GDP places the unrolled graph).  Encoder: a
+ * bidirectional first layer (forward and backward cells, the backward one over ReverseSequence'd
+ * inputs, outputs concatenated) and L - 1 unidirectional layers, residual connections on the last L
+ * - 2. Decoder (gnmt_v2): normed Bahdanau attention (v g / |v|, bias) queried by the bottom layer's
  * output; the context joins the input of every decoder layer (the previous step's context for the
  * bottom layer); residual connections from the third layer on.  Dropout 0.2 on every cell's input
  * (DropoutWrapper).  Per step the top output is projected onto the vocabulary and scored by a
@@ -21,11 +21,11 @@
  */
 #define GEN_GNMT_H 1024
 #define GEN_GNMT_VOCAB 32000
-#define GEN_GNMT_STEPS 50
 #define GEN_GNMT_MAX_LAYERS 16
 
 typedef struct gen_gnmt_att {
     gen_tensor w_query, v, g, b, keys, memory;
+    int steps; /* source steps */
 } gen_gnmt_att;
 
 /* Normed Bahdanau attention of query h [B, H] over the memory: the context [B, H]. */
@@ -43,11 +43,11 @@ static gen_tensor gen_gnmt_attend(gen_ctx *g, gen_tensor h, const gen_gnmt_att *
     gen_tensor r = gen_op_emit(g, "Rsqrt", "Rsqrt", GEN_GRAD_UNARY, &ss, 1, &scalar, 1, 1);
     gen_tensor nv = gen_broadcast(g, "Mul", gen_broadcast(g, "Mul", a->v, a->g), r);
     gen_tensor prod = gen_broadcast(g, "Mul", s, nv);
-    gen_shape sc = gen_shape2(batch, GEN_GNMT_STEPS);
+    gen_shape sc = gen_shape2(batch, a->steps);
     gen_tensor score = gen_op_emit(g, "Sum", "Sum_1", GEN_GRAD_MEAN, &prod, 1, &sc, 1,
                                    gen_shape_elems(gen_shape_of(g, prod)));
     gen_tensor al = gen_softmax(g, score);
-    al = gen_reshape(g, al, gen_shape3(batch, 1, GEN_GNMT_STEPS));
+    al = gen_reshape(g, al, gen_shape3(batch, 1, a->steps));
     gen_tensor ctx = gen_matmul(g, al, a->memory, 0);
     ctx = gen_reshape(g, ctx, gen_shape2(batch, GEN_GNMT_H));
     gen_pop(g);
@@ -71,7 +71,7 @@ static gen_tensor gen_gnmt_cell(gen_ctx *g, int index, gen_tensor x, gen_tensor 
 }
 
 /* The encoder: returns the memory [B, S, H] (top outputs of every step). */
-static gen_tensor gen_gnmt_encoder(gen_ctx *g, gen_tensor src, int L, int b)
+static gen_tensor gen_gnmt_encoder(gen_ctx *g, gen_tensor src, int L, int b, int T)
 {
     int n_cells = L + 1; /* forward and backward first layer, then L - 1 layers */
     gen_lstm_weights w[GEN_GNMT_MAX_LAYERS + 1];
@@ -91,8 +91,8 @@ static gen_tensor gen_gnmt_encoder(gen_ctx *g, gen_tensor src, int L, int b)
     gen_tensor rev =
         gen_op_emit(g, "ReverseSequence", "ReverseSequence", GEN_GRAD_RESHAPE, &src, 1, &rs, 1, 0);
     gen_pop(g);
-    gen_tensor *outs = malloc((size_t)GEN_GNMT_STEPS * sizeof *outs);
-    gen_tensor *bw = malloc((size_t)GEN_GNMT_STEPS * sizeof *bw);
+    gen_tensor *outs = malloc((size_t)T * sizeof *outs);
+    gen_tensor *bw = malloc((size_t)T * sizeof *bw);
     if (!outs || !bw) {
         free(outs);
         free(bw);
@@ -101,17 +101,17 @@ static gen_tensor gen_gnmt_encoder(gen_ctx *g, gen_tensor src, int L, int b)
     }
     /* the backward cell runs first over the reversed sequence: its output of step t is read by
      * the forward pass at step T - 1 - t */
-    for (int t = 0; t < GEN_GNMT_STEPS; t++) {
+    for (int t = 0; t < T; t++) {
         gen_push(g, GEN_SCOPE, "bw_step_%02d", t);
         gen_push(g, GEN_GROUP, "input");
         gen_tensor x = gen_rnn_step_slice(g, rev, b, GEN_GNMT_H);
         if (t == 0)
             c[1] = h[1] = gen_const(g, "zeros", gen_shape2(b, GEN_GNMT_H));
         gen_pop(g);
-        bw[GEN_GNMT_STEPS - 1 - t] = gen_gnmt_cell(g, 1, x, &c[1], &h[1], &w[1], GEN_NONE);
+        bw[T - 1 - t] = gen_gnmt_cell(g, 1, x, &c[1], &h[1], &w[1], GEN_NONE);
         gen_pop(g);
     }
-    for (int t = 0; t < GEN_GNMT_STEPS; t++) {
+    for (int t = 0; t < T; t++) {
         gen_push(g, GEN_SCOPE, "step_%02d", t);
         gen_push(g, GEN_GROUP, "input");
         gen_tensor x = gen_rnn_step_slice(g, src, b, GEN_GNMT_H);
@@ -132,9 +132,9 @@ static gen_tensor gen_gnmt_encoder(gen_ctx *g, gen_tensor src, int L, int b)
     }
     free(bw);
     gen_push(g, GEN_GROUP, "memory");
-    gen_tensor mem = gen_concat(g, outs, GEN_GNMT_STEPS);
+    gen_tensor mem = gen_concat(g, outs, T);
     free(outs);
-    mem = gen_reshape(g, mem, gen_shape3(b, GEN_GNMT_STEPS, GEN_GNMT_H));
+    mem = gen_reshape(g, mem, gen_shape3(b, T, GEN_GNMT_H));
     gen_pop(g);
     gen_pop(g);
     return mem;
@@ -142,8 +142,8 @@ static gen_tensor gen_gnmt_encoder(gen_ctx *g, gen_tensor src, int L, int b)
 
 int gen_gnmt_generate(const gen_model_args *a, const char *name, pb_graph **out, pb_error *err)
 {
-    int b = a->batch, L = a->layers;
-    long long rows = (long long)b * GEN_GNMT_STEPS;
+    int b = a->batch, L = a->layers, T = a->opt[GEN_RNN_OPT_STEPS];
+    long long rows = (long long)b * T;
     gen_ctx g;
     gen_init(&g, a->seed, b);
     gen_shape io[3] = {gen_shape1(rows), gen_shape1(rows), gen_shape1(rows)};
@@ -155,15 +155,16 @@ int gen_gnmt_generate(const gen_model_args *a, const char *name, pb_graph **out,
         emb[k] = gen_gather(&g, table, gen_port(batch, k));
         gen_pop(&g);
     }
-    gen_tensor mem = gen_gnmt_encoder(&g, emb[0], L, b);
+    gen_tensor mem = gen_gnmt_encoder(&g, emb[0], L, b, T);
     gen_gnmt_att att;
     gen_push(&g, GEN_SCOPE, "decoder");
     gen_push(&g, GEN_GROUP, "memory_layer");
     gen_tensor wm = gen_variable(&g, "kernel", gen_shape2(GEN_GNMT_H, GEN_GNMT_H));
     att.memory = mem;
+    att.steps = T;
     att.keys =
         gen_reshape(&g, gen_matmul(&g, gen_reshape(&g, mem, gen_shape2(rows, GEN_GNMT_H)), wm, 0),
-                    gen_shape3(b, GEN_GNMT_STEPS, GEN_GNMT_H));
+                    gen_shape3(b, T, GEN_GNMT_H));
     gen_pop(&g);
     gen_push(&g, GEN_GROUP, "attention_weights");
     att.w_query = gen_variable(&g, "query_layer/kernel", gen_shape2(GEN_GNMT_H, GEN_GNMT_H));
@@ -181,9 +182,9 @@ int gen_gnmt_generate(const gen_model_args *a, const char *name, pb_graph **out,
     gen_push(&g, GEN_GROUP, "output_projection");
     gen_tensor proj = gen_variable(&g, "kernel", gen_shape2(GEN_GNMT_H, GEN_GNMT_VOCAB));
     gen_pop(&g);
-    gen_tensor *losses = malloc((size_t)GEN_GNMT_STEPS * sizeof *losses);
+    gen_tensor *losses = malloc((size_t)T * sizeof *losses);
     gen_tensor ctx = GEN_NONE;
-    for (int t = 0; losses && t < GEN_GNMT_STEPS; t++) {
+    for (int t = 0; losses && t < T; t++) {
         gen_push(&g, GEN_SCOPE, "step_%02d", t);
         gen_push(&g, GEN_GROUP, "input");
         gen_tensor x = gen_rnn_step_slice(&g, emb[1], b, GEN_GNMT_H);
@@ -223,7 +224,7 @@ int gen_gnmt_generate(const gen_model_args *a, const char *name, pb_graph **out,
         return pb_errorf(err, "out of memory");
     }
     gen_push(&g, GEN_GROUP, "loss");
-    gen_tensor loss = gen_broadcast(&g, "RealDiv", gen_add_n(&g, losses, GEN_GNMT_STEPS),
+    gen_tensor loss = gen_broadcast(&g, "RealDiv", gen_add_n(&g, losses, T),
                                     gen_const(&g, "batch_size", gen_shape0()));
     free(losses);
     gen_pop(&g);

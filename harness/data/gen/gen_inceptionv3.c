@@ -256,7 +256,8 @@ int gen_inceptionv3_generate(const gen_model_args *a, const char *name, pb_graph
 int gen_inceptionv3_gdp_generate(const gen_model_args *a, const char *name, pb_graph **out,
                                  pb_error *err)
 {
+    int bn = a->opt[GEN_INC_OPT_FUSED_BN] ? GEN_SLIM_BN : GEN_SLIM_BN_UNFUSED;
     gen_inc_cfg c = {
-        299, 1001, GEN_TF_NORMAL, GEN_SLIM_BN_UNFUSED | GEN_SLIM_L2, 1, GEN_OPT_RMSPROP, 1};
+        299, 1001, GEN_TF_NORMAL, bn | GEN_SLIM_L2, 1, GEN_OPT_RMSPROP, a->opt[GEN_INC_OPT_EMA]};
     return gen_inc_generate(&c, a, name, out, err);
 }

@@ -1,7 +1,9 @@
 /* gen_model.c — the model zoo's registry: names, defaults, the papers' figures, dispatch. */
 #include "gen_model.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define MiB (1024.0 * 1024.0)
@@ -25,7 +27,8 @@ static const gen_model gen_models[] = {
      1,
      NULL,
      gen_vgg19_generate,
-     NULL},
+     NULL,
+     .n_opts = 0},
     {"resnet101",
      "TAG",
      "tf.contrib.slim resnet_v2_101 at 224x224, sigmoid cross-entropy, Adam (whole GraphDef)",
@@ -38,7 +41,8 @@ static const gen_model gen_models[] = {
      1,
      NULL,
      gen_resnet101_generate,
-     NULL},
+     NULL,
+     .n_opts = 0},
     {"inceptionv3",
      "TAG",
      "tf.contrib.slim inception_v3 at 224x224 (aux head), sigmoid cross-entropy, Adam (whole "
@@ -52,7 +56,8 @@ static const gen_model gen_models[] = {
      1,
      NULL,
      gen_inceptionv3_generate,
-     NULL},
+     NULL,
+     .n_opts = 0},
     {"transformer",
      "TAG",
      "lilianweng/transformer-tensorflow, 6+6 layers, d 512, ff 2048, 8 heads, seq 10, WMT'14 "
@@ -66,7 +71,8 @@ static const gen_model gen_models[] = {
      1,
      NULL,
      gen_transformer_generate,
-     NULL},
+     NULL,
+     .n_opts = 0},
     {"bert-small",
      "TAG",
      "google-research/bert, H = I = 1024, 4 layers, 16 heads, seq 128, SQuAD head, Adam (whole "
@@ -80,7 +86,8 @@ static const gen_model gen_models[] = {
      1,
      "word_embeddings",
      gen_bert_small_generate,
-     NULL},
+     NULL,
+     .n_opts = 0},
     {"bert-large",
      "TAG",
      "google-research/bert, H = I = 2048, 24 layers, 16 heads, seq 128, SQuAD head, Adam "
@@ -94,7 +101,8 @@ static const gen_model gen_models[] = {
      1,
      "word_embeddings",
      gen_bert_large_generate,
-     NULL},
+     NULL,
+     .n_opts = 0},
     {"rnnlm",
      "GDP",
      "stacked LSTM language model (hidden 2048, vocabulary 10k), unrolled 48 steps, SGD",
@@ -107,7 +115,12 @@ static const gen_model gen_models[] = {
      1,
      NULL,
      gen_rnnlm_generate,
-     NULL},
+     NULL,
+     .opts = {{"steps", 48, 1, 400,
+               "unrolled steps T, the spec's calibration knob (Zaremba's 35 to start; 48 "
+               "matches the paper's 9,021 ops)"},
+              {"vocab", 10000, 2, 10000000, "vocabulary (the spec's [I]: Zaremba's PTB, 10,000)"}},
+     .n_opts = 2},
     {"gnmt",
      "GDP",
      "tensorflow/nmt gnmt_v2 (1024 units, normed Bahdanau, vocabulary 32k), 50+50 steps, SGD",
@@ -122,7 +135,10 @@ static const gen_model gen_models[] = {
      3,
      NULL,
      gen_gnmt_generate,
-     NULL},
+     NULL,
+     .opts = {{"steps", 50, 1, 400,
+               "unrolled source and target steps (max length 50, the spec's [I])"}},
+     .n_opts = 1},
     {"inceptionv3-gdp",
      "GDP",
      "tf-slim inception_v3 at 299x299, 1001 classes, unfused batch norm, weight decay, aux loss, "
@@ -136,7 +152,14 @@ static const gen_model gen_models[] = {
      1,
      NULL,
      gen_inceptionv3_gdp_generate,
-     NULL},
+     NULL,
+     .opts = {{"fused_bn", 0, 0, 1,
+               "1: slim's fused batch norm (FusedBatchNorm); 0: unfused (moments, rsqrt, "
+               "moving-average updates), the spec's [I] reading of 24,713 ops"},
+              {"ema", 1, 0, 1,
+               "1: tf.train.ExponentialMovingAverage (0.9999) over the model variables, as "
+               "train_image_classifier's --moving_average_decay; 0: none"}},
+     .n_opts = 2},
     {"amoebanet",
      "GDP",
      "tensorflow/tpu amoeba_net, AmoebaNet-A cells (256 filters), 299x299, aux head, weight decay, "
@@ -150,7 +173,11 @@ static const gen_model gen_models[] = {
      1,
      NULL,
      gen_amoebanet_generate,
-     "c"},
+     "c",
+     .opts = {{"ema", 0, 0, 1,
+               "1: the tpu trainer's variable EMA (0.9999); 0 (default): left out, so that 8 "
+               "cells land near the paper's count (gen_amoebanet.c)"}},
+     .n_opts = 1},
     {"transformer-xl",
      "GDP",
      "kimiyoung/transformer-xl, d 500, ff 1000, 10x50 heads, 4 segments of 64 with memory, "
@@ -164,7 +191,17 @@ static const gen_model gen_models[] = {
      1,
      NULL,
      gen_transformer_xl_generate,
-     NULL},
+     NULL,
+     .opts = {{"segments", 4, 1, 16,
+               "segments unrolled in one graph (the spec's [I]: 256 tokens / 64)"},
+              {"mem_len", 64, 1, 4096, "memory length of each layer (the spec's [I]: 64)"},
+              {"mask", 1, 0, 1, "1: the causal attention mask ops; 0: left out (spec knob)"},
+              {"dropout", 0, 0, 1,
+               "1: tf.layers.dropout on the embeddings, attention probabilities and output, "
+               "both feed-forward layers and the last output, as kimiyoung trains; 0: none"},
+              {"vocab", 10000, 2, 10000000,
+               "vocabulary of the embedding and the full softmax (the spec's [I]: 10k)"}},
+     .n_opts = 5},
     {"wavenet",
      "GDP",
      "ibab/tensorflow-wavenet, S stacks of 9 dilated layers (1..256), 32/32/512 channels, "
@@ -178,7 +215,10 @@ static const gen_model gen_models[] = {
      2,
      NULL,
      gen_wavenet_generate,
-     "s"},
+     "s",
+     .opts = {{"input_extra", 4096, 1, 1 << 20,
+               "samples beyond the receptive field in the input (the spec's [I]: 4,096)"}},
+     .n_opts = 1},
     {"matchnet",
      "HeterPS",
      "multiview SimNet (GRU towers), layer chain",
@@ -191,7 +231,8 @@ static const gen_model gen_models[] = {
      1,
      NULL,
      gen_matchnet_generate,
-     NULL},
+     NULL,
+     .n_opts = 0},
     {"ctrdnn",
      "HeterPS",
      "PaddleRec CTR-DNN with L-5 FC layers of 400, layer chain",
@@ -208,7 +249,11 @@ static const gen_model gen_models[] = {
      5,
      NULL,
      gen_ctrdnn_generate,
-     NULL},
+     NULL,
+     .opts = {{"dnn", 0, 0, 1,
+               "1: the newer PaddleRec models/rank/dnn (rows of 9, FC 512-256-128-32, 9 "
+               "layers: --layers 9), which the spec keeps as an option; 0: the classic CTR-DNN"}},
+     .n_opts = 1},
     {"2emb",
      "HeterPS",
      "wide & deep with two embedding tables, layer chain",
@@ -221,7 +266,10 @@ static const gen_model gen_models[] = {
      1,
      NULL,
      gen_2emb_generate,
-     NULL},
+     NULL,
+     .opts = {{"ids", 22, 1, 100000,
+               "ids per example in each table (the spec's [I]: Avazu's 22 fields)"}},
+     .n_opts = 1},
     {"nce",
      "HeterPS",
      "skip-gram word2vec with NCE, layer chain",
@@ -234,7 +282,8 @@ static const gen_model gen_models[] = {
      1,
      NULL,
      gen_nce_generate,
-     NULL},
+     NULL,
+     .n_opts = 0},
 };
 
 int gen_model_count(void)
@@ -273,10 +322,57 @@ const gen_model_paper *gen_model_figure(const gen_model *m, int layers)
     return NULL;
 }
 
+int gen_model_set_opt(const gen_model *m, gen_model_args *a, const char *key_value, pb_error *err)
+{
+    char list[512];
+    gen_model_opt_list(m, list, sizeof list);
+    const char *eq = strchr(key_value, '=');
+    size_t len = eq ? (size_t)(eq - key_value) : strlen(key_value);
+    int k = 0;
+    while (k < m->n_opts &&
+           (strlen(m->opts[k].key) != len || strncmp(m->opts[k].key, key_value, len) != 0))
+        k++;
+    if (k == m->n_opts)
+        return pb_errorf(err, "%s: unknown option '%.*s' (%s)", m->name, (int)len, key_value,
+                         m->n_opts ? list : "the model has no options");
+    const gen_model_opt *o = &m->opts[k];
+    char *end;
+    errno = 0;
+    long v = eq ? strtol(eq + 1, &end, 10) : 0;
+    if (!eq || !eq[1] || *end || errno || v < o->min || v > o->max)
+        return pb_errorf(err, "%s: option %s needs an integer in %d..%d (got '%s')", m->name,
+                         o->key, o->min, o->max, eq ? eq + 1 : "");
+    a->opt[k] = (int)v;
+    a->opt_set |= 1u << k;
+    return PB_OK;
+}
+
+void gen_model_opt_list(const gen_model *m, char *buf, size_t size)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int k = 0; k < m->n_opts && len < size; k++) {
+        const gen_model_opt *o = &m->opts[k];
+        int w = snprintf(buf + len, size - len, "%s%s=%d (%d..%d)", k ? ", " : "", o->key, o->def,
+                         o->min, o->max);
+        len += w > 0 ? (size_t)w : 0;
+    }
+}
+
 int gen_model_generate(const gen_model *m, const gen_model_args *a, pb_graph **out, pb_error *err)
 {
     gen_model_args full = *a;
     *out = NULL;
+    for (int k = 0; k < m->n_opts; k++) {
+        const gen_model_opt *o = &m->opts[k];
+        if (!(full.opt_set & 1u << k))
+            full.opt[k] = o->def;
+        else if (full.opt[k] < o->min || full.opt[k] > o->max)
+            return pb_errorf(err, "%s: option %s needs an integer in %d..%d (got %d)", m->name,
+                             o->key, o->min, o->max, full.opt[k]);
+    }
+    if (full.opt_set >> m->n_opts)
+        return pb_errorf(err, "%s: an option is set that the model does not have", m->name);
     if (full.batch == 0)
         full.batch = m->batch;
     if (full.layers == 0)
@@ -288,11 +384,17 @@ int gen_model_generate(const gen_model *m, const gen_model_args *a, pb_graph **o
     if (m->layers && (full.layers < m->min_layers || full.layers > m->max_layers))
         return pb_errorf(err, "%s: --layers %d is not in %d..%d", m->name, full.layers,
                          m->min_layers, m->max_layers);
-    char name[64];
+    char name[256];
+    int len;
     if (m->layers)
-        snprintf(name, sizeof name, "%s-%d%s", m->name, full.layers, m->suffix ? m->suffix : "l");
+        len = snprintf(name, sizeof name, "%s-%d%s", m->name, full.layers,
+                       m->suffix ? m->suffix : "l");
     else
-        snprintf(name, sizeof name, "%s", m->name);
+        len = snprintf(name, sizeof name, "%s", m->name);
+    for (int k = 0; k < m->n_opts; k++)
+        if (full.opt[k] != m->opts[k].def && len > 0 && (size_t)len < sizeof name)
+            len += snprintf(name + len, sizeof name - (size_t)len, "+%s=%d", m->opts[k].key,
+                            full.opt[k]);
     return m->generate(&full, name, out, err);
 }
 

@@ -14,12 +14,29 @@
  * training step's ops (specs/gdp.md §10.1).
  */
 
+/* Most options a model has (gen_model.opts). */
+#define GEN_MODEL_MAX_OPTS 6
+
+/*
+ * A model option (`dataset gen MODEL --opt KEY=VALUE`): an integer knob where the model's spec
+ * leaves a reasoned choice ([I]) or names a calibration knob; `def` is the spec's default.
+ */
+typedef struct gen_model_opt {
+    const char *key;
+    int def, min, max;
+    const char *help; /* what it changes and where the default comes from */
+} gen_model_opt;
+
 /* What a generator is asked for; 0 means the model's default. */
 typedef struct gen_model_args {
     int batch;
     int layers;
     uint64_t seed;
     int cost_model; /* devcost_model of the op-level models' kernels (0: calibrated) */
+    /* Option values by the index of the model's opts; a bit of opt_set says the value was
+     * given (gen_model_set_opt), else gen_model_generate fills in the default. */
+    int opt[GEN_MODEL_MAX_OPTS];
+    unsigned opt_set;
     /* Optional out: the graph's role and split annotations (gen.h, gen_annotate), caller-owned;
      * left zeroed for a model without them (the layer chains). */
     gen_annotations *annot;
@@ -58,7 +75,27 @@ typedef struct gen_model {
     int (*generate)(const gen_model_args *a, const char *name, pb_graph **out, pb_error *err);
     /* What follows the layer count in the graph's name ("<model>-<layers><suffix>"); NULL: "l". */
     const char *suffix;
+    /* Options (n_opts of them); a graph made with a value other than the default is named
+     * "<name>+<key>=<value>..." for each such option, in this order. */
+    gen_model_opt opts[GEN_MODEL_MAX_OPTS];
+    int n_opts;
 } gen_model;
+
+/* Option indices (gen_model_args.opt) of the models that have options. */
+enum { GEN_INC_OPT_FUSED_BN = 0, GEN_INC_OPT_EMA = 1 };  /* inceptionv3-gdp */
+enum { GEN_AMOEBA_OPT_EMA = 0 };                         /* amoebanet */
+enum { GEN_RNN_OPT_STEPS = 0, GEN_RNNLM_OPT_VOCAB = 1 }; /* rnnlm and gnmt; vocab: rnnlm */
+/* transformer-xl */
+enum {
+    GEN_TXL_OPT_SEGMENTS = 0,
+    GEN_TXL_OPT_MEM_LEN = 1,
+    GEN_TXL_OPT_MASK = 2,
+    GEN_TXL_OPT_DROPOUT = 3,
+    GEN_TXL_OPT_VOCAB = 4
+};
+enum { GEN_WAVENET_OPT_EXTRA = 0 }; /* wavenet */
+enum { GEN_2EMB_OPT_IDS = 0 };      /* 2emb */
+enum { GEN_CTRDNN_OPT_DNN = 0 };    /* ctrdnn */
 
 /* The models in a fixed order; NULL past the end or for an unknown name. */
 int gen_model_count(void);
@@ -68,6 +105,12 @@ const gen_model *gen_model_find(const char *name);
 void gen_model_names(char *buf, size_t size);
 /* The paper's figure for `layers`, or NULL when the paper gives none for that depth. */
 const gen_model_paper *gen_model_figure(const gen_model *m, int layers);
+
+/* Sets option "KEY=VALUE" of model m in *a; an unknown key, a value that is not an integer or
+ * is out of range is an error naming the model and its options. */
+int gen_model_set_opt(const gen_model *m, gen_model_args *a, const char *key_value, pb_error *err);
+/* "key=default (min..max)" of every option of m joined by ", " into buf ("" when none). */
+void gen_model_opt_list(const gen_model *m, char *buf, size_t size);
 
 /* Fills the defaults into a copy of *a (batch, layers when 0) and checks the ranges; the graph is
  * named "<model>", or "<model>-<layers><suffix>" for a model with layers.  *out is caller-owned. */

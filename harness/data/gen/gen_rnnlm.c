@@ -15,23 +15,22 @@
  * The unroll length is the spec's calibration knob.  With Zaremba's 35 steps a cell-step with its
  * dropout is ~80 ops here and the graph ~6,500 ops, 27 % under the paper's 9,021; the paper's
  * count implies (9,021 - ~170 fixed) / (2 x 80 + ~22 for the output dropout) ~ 48 steps, so
- * GEN_RNNLM_STEPS is 48 (8,785 ops).  Groups: per step and layer the gates and state, each
- * dropout, each layer's weights, the embedding, the projection and the loss.
+ * the option `steps` defaults to 48 (8,785 ops).  Groups: per step and layer the gates and state,
+ * each dropout, each layer's weights, the embedding, the projection and the loss.
  */
 #define GEN_RNNLM_HIDDEN 2048
-#define GEN_RNNLM_VOCAB 10000
-#define GEN_RNNLM_STEPS 48
 #define GEN_RNNLM_MAX_LAYERS 16
 
 int gen_rnnlm_generate(const gen_model_args *a, const char *name, pb_graph **out, pb_error *err)
 {
-    int b = a->batch, L = a->layers, T = GEN_RNNLM_STEPS, H = GEN_RNNLM_HIDDEN;
+    int b = a->batch, L = a->layers, T = a->opt[GEN_RNN_OPT_STEPS], H = GEN_RNNLM_HIDDEN,
+        V = a->opt[GEN_RNNLM_OPT_VOCAB];
     gen_ctx g;
     gen_init(&g, a->seed, b);
-    gen_shape io[2] = {gen_shape1((long long)b * T), gen_shape2((long long)b * T, GEN_RNNLM_VOCAB)};
+    gen_shape io[2] = {gen_shape1((long long)b * T), gen_shape2((long long)b * T, V)};
     gen_tensor batch = gen_source(&g, "IteratorGetNext", "IteratorGetNext", io, 2);
     gen_push(&g, GEN_GROUP, "embedding");
-    gen_tensor emb = gen_variable(&g, "embedding", gen_shape2(GEN_RNNLM_VOCAB, H));
+    gen_tensor emb = gen_variable(&g, "embedding", gen_shape2(V, H));
     gen_tensor inputs = gen_gather(&g, emb, batch);
     gen_pop(&g);
     gen_lstm_weights w[GEN_RNNLM_MAX_LAYERS];
@@ -68,7 +67,7 @@ int gen_rnnlm_generate(const gen_model_args *a, const char *name, pb_graph **out
     gen_push(&g, GEN_GROUP, "softmax");
     gen_tensor all = gen_reshape(&g, gen_concat(&g, outs, T), gen_shape2((long long)b * T, H));
     free(outs);
-    gen_tensor logits = gen_dense(&g, all, GEN_RNNLM_VOCAB, 1);
+    gen_tensor logits = gen_dense(&g, all, V, 1);
     gen_pop(&g);
     gen_push(&g, GEN_GROUP, "loss");
     gen_tensor loss = gen_xent_loss(&g, logits, gen_port(batch, 1));

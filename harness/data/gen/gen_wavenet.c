@@ -9,7 +9,8 @@
  * width 2, dilations 1, 2, ..., 256 in every stack, residual and dilation channels 32, skip
  * channels 512, quantisation 256 (mu-law encoded, one-hot input), biases on, Adam.  The receptive
  * field is (w - 1) sum(dilations) + 1 + (w - 1) = 511 S + 2 samples (4 stacks: 2,046, the paper's
- * "2048"); the input is the receptive field plus 4,096 samples (the spec's [I] length), so every
+ * "2048"); the input is the receptive field plus 4,096 samples (the spec's [I] length, option
+ * `input_extra`), so every
  * layer sees [B, 1, T, C] tensors (NHWC with a unit height) of T ~ 4,100 .. 9,200.
  *
  * The network (ibab's _create_network and loss): mu-law encoding of the waveform placeholder,
@@ -32,7 +33,6 @@
 #define GEN_WAVENET_DILATION 32
 #define GEN_WAVENET_SKIP 512
 #define GEN_WAVENET_QUANT 256
-#define GEN_WAVENET_EXTRA 4096
 
 static gen_shape gen_wavenet_shape(long long batch, long long t, long long c)
 {
@@ -107,7 +107,7 @@ int gen_wavenet_generate(const gen_model_args *a, const char *name, pb_graph **o
     for (int l = 0; l < n_layers; l++)
         field += 1LL << (l % GEN_WAVENET_LAYERS_PER_STACK);
     field += 2; /* (w - 1) sum(dilations) + 1 + (w - 1), w = 2 */
-    long long t = field + GEN_WAVENET_EXTRA, out_width = t - field;
+    long long t = field + a->opt[GEN_WAVENET_OPT_EXTRA], out_width = t - field;
     gen_ctx g;
     gen_init(&g, a->seed, b);
     gen_shape wave = gen_shape2(b, t);

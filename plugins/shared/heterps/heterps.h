@@ -97,6 +97,17 @@ void heterps_profile_free(heterps_profile *p);
 heterps_profile *heterps_profile_new(const heterps_layer *layers, int n_layers, int n_types,
                                      const heterps_hw *hw, double beta_io, double beta_bnd);
 
+/*
+ * Replaces the profile's OCT tables by the harness's per-device cost model (pb_op_time_us, the
+ * model zoo's devcost) on device type role_type[r] of each role: a layer is one op doing the
+ * training FLOPs 3 F B_o and moving 8 (in + out) B_o bytes plus 4 dim bytes per id it looks up,
+ * the node the model zoo's chain has (gen_heterps.c).  alpha, IO, BND and the PS load keep §4's
+ * figures: the cost model has no network and no parallel fractions.  Call before
+ * heterps_profile_finish.
+ */
+void heterps_profile_devcost(heterps_profile *p, const heterps_layer *layers,
+                             const pb_device_type *const role_type[HETERPS_N_ROLES]);
+
 /* One stage of a plan. */
 typedef struct heterps_stage {
     int first, last, type;
@@ -165,9 +176,10 @@ void heterps_capped(const heterps_profile *p, const int *plan, heterps_stage *st
 int heterps_split(const double *w, int m, int units, int *out);
 
 /* Reads the layer descriptors of a HeterPS layer chain from graph g (the encoding of
- * datasets/heterps/README.md): node_type "KIND key=value ...", flops, param_bytes = 4 * dense
- * params, the first output port = 4 * cut.  layers is caller-owned, g->n_nodes entries.  The
- * nodes must form a chain in node order. */
+ * datasets/heterps/README.md): node_type "KIND key=value ...", flops = forward FLOPs per
+ * example, param_bytes = 4 * dense params, the first output port = 4 * cut; when the attributes
+ * say batch=B (the model zoo's chains), flops = 3 F B and the port 4 cut B, for a batch of B.
+ * layers is caller-owned, g->n_nodes entries.  The nodes must form a chain in node order. */
 int heterps_layers_read(const pb_graph *g, heterps_layer *layers, pb_error *err);
 
 /* The workload defaults of §5 for a graph named like the spec's models ("ctrdnn-16.json",

@@ -68,14 +68,28 @@ heterps_profile *heterps_profile_new(const heterps_layer *layers, int n_layers, 
     return p;
 }
 
+void heterps_profile_devcost(heterps_profile *p, const heterps_layer *layers,
+                             const pb_device_type *const role_type[HETERPS_N_ROLES])
+{
+    double b = p->batch_o;
+    for (int l = 0; l < p->n_layers; l++) {
+        const heterps_layer *y = &layers[l];
+        double flops = 3 * y->flops * b;
+        double bytes = 8 * (y->in + y->out) * b + 4 * y->ids * y->dim * b;
+        for (int r = 0; r < HETERPS_N_ROLES; r++)
+            p->oct[r][l] = 1e-6 * pb_op_time_us(role_type[r], flops, bytes);
+    }
+}
+
 static const char *const heterps_kind_names[HETERPS_N_KINDS] = {
     "EMB", "POOL", "CONCAT", "FC", "RNN", "SIM", "SAMPLER", "DOT", "LOSS", "REDUCE"};
 
-/* Reads "key=value" attributes after the kind into y; unknown keys are errors. */
-static int heterps_attrs(const char *text, const char *node, heterps_layer *y, pb_error *err)
+/* Reads "key=value" attributes after the kind into y and *batch; unknown keys are errors. */
+static int heterps_attrs(const char *text, const char *node, heterps_layer *y, double *batch,
+                         pb_error *err)
 {
-    static const char *const keys[] = {"ids", "dim", "rows", "steps", "in", "out"};
-    double *slots[] = {&y->ids, &y->dim, &y->rows, &y->steps, &y->in, &y->out};
+    static const char *const keys[] = {"ids", "dim", "rows", "steps", "in", "out", "batch"};
+    double *slots[] = {&y->ids, &y->dim, &y->rows, &y->steps, &y->in, &y->out, batch};
     const char *s = text;
     while (*s) {
         while (*s == ' ')
@@ -87,12 +101,12 @@ static int heterps_attrs(const char *text, const char *node, heterps_layer *y, p
             return pb_errorf(err, "layer '%s': attribute '%.*s' is not key=value", node, (int)len,
                              s);
         int k = 0;
-        while (k < 6 && (strlen(keys[k]) != len || strncmp(keys[k], s, len) != 0))
+        while (k < 7 && (strlen(keys[k]) != len || strncmp(keys[k], s, len) != 0))
             k++;
-        if (k == 6)
+        if (k == 7)
             return pb_errorf(err,
                              "layer '%s': unknown attribute '%.*s' (ids, dim, rows, steps, "
-                             "in, out)",
+                             "in, out, batch)",
                              node, (int)len, s);
         char *end;
         double v = strtod(s + len + 1, &end);
@@ -128,13 +142,17 @@ int heterps_layers_read(const pb_graph *g, heterps_layer *layers, pb_error *err)
         heterps_layer *y = &layers[v];
         *y = (heterps_layer){0};
         size_t len;
+        double batch = 0;
         if (heterps_kind_of(g->node_type[v], name, &y->kind, &len, err) ||
-            heterps_attrs(g->node_type[v] + len, name, y, err))
+            heterps_attrs(g->node_type[v] + len, name, y, &batch, err))
             return PB_ERR;
-        y->flops = g->flops[v];
+        /* batch=B: flops and the output port are those of a batch of B examples (3 F B and
+         * 4 cut B, the model zoo's chains); without it, per example (datasets/heterps) */
+        y->flops = batch > 0 ? g->flops[v] / (3 * batch) : g->flops[v];
         y->params = g->param_bytes[v] / 4;
         int ports = g->port_start[v + 1] - g->port_start[v];
-        y->cut = ports > 0 ? g->port_bytes[g->port_start[v]] / 4 : y->out;
+        y->cut =
+            ports > 0 ? g->port_bytes[g->port_start[v]] / (4 * (batch > 0 ? batch : 1)) : y->out;
         int n_succ = g->succ_start[v + 1] - g->succ_start[v];
         int chained =
             v + 1 < g->n_nodes ? n_succ == 1 && g->succ[g->succ_start[v]] == v + 1 : n_succ == 0;

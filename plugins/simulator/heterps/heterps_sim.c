@@ -15,6 +15,7 @@ typedef struct hsim_opts {
     double batch_o, o_cpu, beta_io, beta_bnd, w_ps, c_ps;
     double cpu_limit, gpu_limit, limit_scale;
     int infeasible;
+    int profile;
 } hsim_opts;
 
 /* clang-format off */
@@ -61,6 +62,10 @@ static const pb_option_def hsim_options[] = {
      .choices = "penalise|capped",
      .help = "a placement that misses TL or a limit: penalise = cost C_ub (1 + v), which every searcher needs (spec §2.5); capped = the plan with each type scaled down to its limit, its throughput and cost as they are (spec §3.4, for reporting fixed plans)",
      .offset = offsetof(hsim_opts, infeasible)},
+    {.name = "profile", .type = PB_OPT_ENUM, .default_value = "spec", .min = 1, .max = 0,
+     .choices = "spec|devcost",
+     .help = "a layer's OCT on a CPU core and a GPU: spec = the profile generator of spec §4 (its constants; the spec's worked example and checked optima); devcost = the harness's per-device cost model (the model zoo's roofline, pb_op_time_us) on the cluster's CPU type and first GPU type; alpha, IO and BND stay §4's",
+     .offset = offsetof(hsim_opts, profile)},
 };
 /* clang-format on */
 
@@ -127,6 +132,11 @@ static int hsim_profile(const hsim_opts *o, const pb_graph *g, const pb_cluster 
         h->profile = heterps_profile_new(layers, n, n_types, &hw, o->beta_io, o->beta_bnd);
         if (!h->profile)
             rc = pb_errorf(err, "out of memory");
+    }
+    if (rc == PB_OK && o->profile == 1) {
+        const pb_device_type *role_type[HETERPS_N_ROLES] = {pb_cluster_type(c, ctype[0]),
+                                                            pb_cluster_type(c, ctype[1])};
+        heterps_profile_devcost(h->profile, layers, role_type);
     }
     if (rc == PB_OK) {
         heterps_profile *p = h->profile;
