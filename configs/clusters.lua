@@ -35,12 +35,12 @@ local Gbps = 125 -- bytes/µs in 1 Gbit/s (networks)
 
 -- ---------------------------------------------------------------- device types
 -- FLOP/s are fp32 peaks from NVIDIA's datasheets (at boost clock), except the K80's, which is
--- at base clock as in the K80 roofline model of the dataset generators (harness/data/gen/gen.h).
+-- at base clock as in the K80 of the dataset generators' cost model (harness/model/devcost.h).
 -- Prices are on-demand list prices (USD per GPU-hour, Linux, us-east-1 / us-central1) of the
 -- cloud instance that rents one such device, or the instance price divided by its GPUs.
 local device_types = {
     -- One GK210 die of a Tesla K80 (the Placeto papers' device): 2496 cores x 2 FLOP x 562 MHz
-    -- ~ 2.8 TFLOP/s (5.6 per two-die board; 2.8e12 as in gen.h), 240 GB/s (480 per board),
+    -- ~ 2.8 TFLOP/s (5.6 per two-die board; 2.8e12 as in devcost.h), 240 GB/s (480 per board),
     -- 12 GiB.  AWS p2.xlarge (one die): 0.90 USD/h.
     K80 = { peak_flops = 2.8 * TFLOPS, mem_bandwidth = 240 * GBs, memory_bytes = 12 * GiB,
             price_per_hour = 0.90 },

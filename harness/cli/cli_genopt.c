@@ -1,6 +1,7 @@
 /* cli_genopt.c — the generator option flags of `placebench dataset gen|stats` and the
  * compute/transfer balance report (`dataset stats --balance`). */
 #include "cli_genopt.h"
+#include "model/devcost.h"
 
 #include "cli.h"
 
@@ -143,9 +144,12 @@ void cli_genopt_describe(const gen_options *opt, char *buf, size_t size)
     snprintf(layers, sizeof layers, opt->layers ? "%d" : "default", opt->layers);
     snprintf(steps, sizeof steps, opt->steps_min ? "%d-%d" : "default", opt->steps_min,
              opt->steps_max);
-    snprintf(buf, size, "kernelless=%s ports=%s colocate=%s batch=%d width=%d layers=%s steps=%s",
+    snprintf(buf, size,
+             "kernelless=%s ports=%s colocate=%s batch=%d width=%d layers=%s steps=%s "
+             "cost_model=%s",
              opt->kernelless_free ? "free" : "charged", opt->first_port_only ? "first" : "all",
-             opt->colocate ? "on" : "off", opt->batch, opt->width, layers, steps);
+             opt->colocate ? "on" : "off", opt->batch, opt->width, layers, steps,
+             devcost_model_name((devcost_model)opt->cost_model));
 }
 
 /* ------------------------------------------------------------------ balance */

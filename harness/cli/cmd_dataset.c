@@ -8,6 +8,7 @@
 #include "core/clock.h"
 #include "core/fileio.h"
 #include "data/gen/gen.h"
+#include "model/devcost.h"
 #include "model/graph.h"
 #include "data/msr.h"
 #include "data/nodelink.h"
@@ -29,20 +30,29 @@ static void dataset_print_help(void)
     gen_model_names(models, sizeof models);
     printf(
         "usage: placebench dataset SUBCOMMAND ...\n\n"
-        "  gen FAMILY [--count N] [--seed S] [--first K] [FAMILY OPTIONS] --out DIR\n"
+        "  gen FAMILY [--count N] [--seed S] [--first K] [FAMILY OPTIONS] [--cost-model M]\n"
+        "      --out DIR\n"
         "      generates graphs K .. K+N-1 (default 0 .. 31) of a family (%s)\n"
         "      from seed S (default 1) and writes DIR/<family>-NN.json: networkx node-link\n"
         "      JSON at op level, each op with its 'group'.  Graph i's seed is\n"
         "      pb_seed_derive(S, \"i\"), so a graph does not depend on --count.\n"
         "      The experiments read datasets/<family>/*.json from the project root:\n"
         "        placebench dataset gen cifar10 --out datasets/cifar10\n"
+        "      --cost-model calibrated (default) times each kernel by the K80 roofline\n"
+        "      scaled by its op class's measured efficiency (README \"Cost model\n"
+        "      calibration\"); roofline is the plain K80 roofline of dataset version 1,\n"
+        "      which reproduces graphs made before the calibration.  Each file names its\n"
+        "      origin (graph attribute 'origin': dataset version and cost model), and\n"
+        "      results store it (runs.graph_origin).\n"
         "%s"
-        "  gen MODEL [--layers L] [--batch B] [--seed S] [--opt KEY=VALUE ...] --out DIR\n"
+        "  gen MODEL [--layers L] [--batch B] [--seed S] [--opt KEY=VALUE ...]\n"
+        "      [--cost-model M] --out DIR\n"
         "      one graph of the model zoo (%s)\n"
         "      as DIR/<model>[-<L>l].json (wavenet -<L>s: stacks; amoebanet -<L>c:\n"
         "      normal cells): TAG, GDP and HeterPS models (dataset list).  --opt sets one\n"
         "      of the model's options (dataset list shows them with their defaults); a\n"
         "      value other than the default adds '+KEY=VALUE' to the graph's name.\n"
+        "      --cost-model as above; HeterPS's layer chains keep their roofline costs.\n"
         "  stats [--json|--balance] [--seed S] [--count N] [FAMILY OPTIONS] FILE|DIR|FAMILY ...\n"
         "      for each graph file, folder of .json graphs, or family name (generated in\n"
         "      memory): graphs, average grouped nodes, edges and longest path (edges), the\n"
@@ -130,7 +140,7 @@ static int dataset_mkdirs(const char *dir)
 #define DATASET_MAX_OPTS 16
 
 typedef struct dataset_gen_args {
-    const char *family, *out;
+    const char *family, *out, *cost_model;
     long long count, seed, first;
     cli_genopt opt; /* --layers and --batch are the zoo's too */
     const char *zopt[DATASET_MAX_OPTS]; /* --opt KEY=VALUE, in order */
@@ -175,6 +185,8 @@ static int dataset_gen_parse(int argc, char **argv, dataset_gen_args *a)
                                                         : NULL;
         if (strcmp(arg, "--out") == 0)
             a->out = v;
+        else if (strcmp(arg, "--cost-model") == 0)
+            a->cost_model = v;
         else if (strcmp(arg, "--opt") == 0 && a->n_zopt == DATASET_MAX_OPTS)
             return cli_error("dataset gen: more than %d --opt", DATASET_MAX_OPTS);
         else if (strcmp(arg, "--opt") == 0)
@@ -186,7 +198,7 @@ static int dataset_gen_parse(int argc, char **argv, dataset_gen_args *a)
     }
     if (!a->family || !a->out)
         return cli_usage("placebench dataset gen FAMILY [--count N] [--seed S] [--first K] "
-                         "--out DIR");
+                         "[FAMILY OPTIONS] [--cost-model calibrated|roofline] --out DIR");
     if (a->count < 1 || a->first + a->count > 10000)
         return cli_error("dataset gen: --count must be 1..10000 (and --first + --count <= 10000)");
     return 0;
@@ -207,6 +219,10 @@ static int dataset_gen(int argc, char **argv)
         return cli_error("dataset gen: unknown family or model '%s' (families: %s; models: %s)",
                          a.family, families, models);
     }
+    devcost_model cost = DEVCOST_CALIBRATED;
+    if (a.cost_model && devcost_model_parse(a.cost_model, &cost) != 0)
+        return cli_error("dataset gen: --cost-model '%s' is not one of calibrated, roofline",
+                         a.cost_model);
     if (f && a.n_zopt)
         return cli_error("dataset gen: --opt is for zoo models, not '%s'", f->name);
     if (m && (a.first || a.count != 32 || cli_genopt_family_only(&a.opt)))
@@ -216,8 +232,10 @@ static int dataset_gen(int argc, char **argv)
     if (dataset_mkdirs(a.out) != 0)
         return cli_error("dataset gen: cannot create folder '%s': %s", a.out, strerror(errno));
     if (m) {
-        gen_model_args ma = {
-            .batch = (int)a.opt.batch, .layers = (int)a.opt.layers, .seed = (uint64_t)a.seed};
+        gen_model_args ma = {.batch = (int)a.opt.batch,
+                             .layers = (int)a.opt.layers,
+                             .seed = (uint64_t)a.seed,
+                             .cost_model = (int)cost};
         if (dataset_model_opts(m, &ma, a.zopt, a.n_zopt, "gen"))
             return 1;
         return cli_zoo_gen(m, &ma, a.out);
@@ -225,6 +243,7 @@ static int dataset_gen(int argc, char **argv)
     gen_options opt;
     char described[256];
     cli_genopt_resolve(&a.opt, f, &opt);
+    opt.cost_model = (int)cost;
     cli_genopt_describe(&opt, described, sizeof described);
     double t0 = pb_clock_monotonic();
     long long ops = 0, groups = 0;

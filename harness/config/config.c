@@ -221,6 +221,8 @@ static int config_make_json(experiment *x, pb_error *err)
         config_json_set(o, "memory_limit", json_real(x->memory_limit_gb), &bad);
     if (x->objective_cost) /* the default is not written: older results files stay valid */
         config_json_set(o, "objective", json_string("cost"), &bad);
+    if (x->cost_model_roofline) /* likewise */
+        config_json_set(o, "cost_model", json_string("roofline"), &bad);
     config_json_set(o, "plugin_path", config_json_strings(x->plugin_path, x->n_plugin_path, &bad),
                     &bad);
     config_json_set(o, "results", json_string(x->results), &bad);

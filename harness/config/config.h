@@ -53,6 +53,9 @@ typedef struct experiment {
                                step time */
     char **plugin_path;     /* extra plugin folders */
     int n_plugin_path;
+    /* cost_model = "roofline": the generated graphs must have been made with the plain roofline
+     * (else with the default, "calibrated") */
+    int cost_model_roofline;
     char *results;     /* results file path */
     char *config_json; /* the evaluated experiment as canonical JSON (recorded in the store) */
     /* Line of each top-level field in the config, for errors found after evaluation. */
@@ -62,7 +65,8 @@ typedef struct experiment {
      * every field: a field that is not written in the config's own text, e.g. a default, an
      * include or a computed key, reports this line). */
     int line_name, line_seed, line_repeats, line_episodes, line_sim_calls, line_timeout,
-        line_plugin_path, line_results, line_experiment, line_memory_limit, line_objective;
+        line_plugin_path, line_results, line_experiment, line_memory_limit, line_objective,
+        line_cost_model;
 } experiment;
 
 /*
@@ -76,7 +80,10 @@ typedef struct experiment {
  *   (integers >= 0, 0 = plugin default), timeout (seconds >= 0, 0 = none), memory_limit (GB per
  *   worker, 0 < n <= CONFIG_MAX_MEMORY_GB, or 0 = none; default from the machine's memory and -j,
  *   see runner.h), objective ("step_time", the default, or "cost": what `placebench compare`
- *   ranks the placers by; a HeterPS problem is ranked by monetary cost), plugin_path (string or
+ *   ranks the placers by; a HeterPS problem is ranked by monetary cost), cost_model
+ *   ("calibrated", the default, or "roofline": the cost model the experiment's generated graphs
+ *   must have been made with, checked against each graph's origin; graphs without an origin,
+ *   such as imported or hand-written ones, are taken as they are), plugin_path (string or
  *   list; relative folders are relative to the config's folder), results (default
  *   "results/<name>.db", relative to the working directory), profiles (name -> table of fields
  *   that override the top-level ones when that profile is selected).  Other keys are errors.

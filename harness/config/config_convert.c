@@ -15,9 +15,9 @@
 #define CONFIG_MAX_REPEATS 1000000
 
 static const char *const config_fields[] = {
-    "name",      "seed",        "repeats",   "datasets",  "devices",      "cluster",
-    "simulator", "placer",      "embedding", "traversal", "episodes",     "sim_calls",
-    "timeout",   "plugin_path", "results",   "profiles",  "memory_limit", "objective"};
+    "name",    "seed",      "repeats",      "datasets",  "devices",   "cluster", "simulator",
+    "placer",  "embedding", "traversal",    "episodes",  "sim_calls", "timeout", "plugin_path",
+    "results", "profiles",  "memory_limit", "objective", "cost_model"};
 #define CONFIG_N_FIELDS ((int)(sizeof config_fields / sizeof config_fields[0]))
 
 /* Every key of the table at idx must be a known field (a profile may not hold profiles). */
@@ -47,7 +47,8 @@ static int config_check_fields(lua_State *L, config_ctx *c, int idx, scan_range 
         return config_fail(c, line,
                            "unknown field '%s' (fields: name, seed, repeats, datasets, devices, "
                            "cluster, simulator, placer, embedding, traversal, episodes, sim_calls, "
-                           "timeout, memory_limit, objective, plugin_path, results, profiles)",
+                           "timeout, memory_limit, objective, cost_model, plugin_path, results, "
+                           "profiles)",
                            k);
     }
     return PB_OK;
@@ -196,6 +197,15 @@ static int config_convert_scalars(lua_State *L, config_ctx *c, experiment *x)
     if (!known)
         return config_fail(c, x->line_objective,
                            "field 'objective' must be \"step_time\" or \"cost\"");
+    char *cost_model = NULL;
+    if (config_get_string(L, c, "cost_model", "calibrated", &cost_model, &x->line_cost_model))
+        return PB_ERR;
+    known = strcmp(cost_model, "calibrated") == 0 || strcmp(cost_model, "roofline") == 0;
+    x->cost_model_roofline = strcmp(cost_model, "roofline") == 0;
+    free(cost_model);
+    if (!known)
+        return config_fail(c, x->line_cost_model,
+                           "field 'cost_model' must be \"calibrated\" or \"roofline\"");
     return PB_OK;
 }
 

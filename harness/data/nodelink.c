@@ -282,6 +282,15 @@ static int nodelink_from_json(json_t *root, const char *label, pb_graph **out, p
     graph_builder *b = graph_builder_new(base ? base + 1 : label);
     if (!b)
         return pb_errorf(err, "out of memory");
+    json_t *origin = json_object_get(json_object_get(root, "graph"), "origin");
+    if (origin && !json_is_string(origin)) {
+        graph_builder_free(b);
+        return pb_errorf(err, "%s: graph attribute 'origin' is not a string", label);
+    }
+    if (origin && graph_builder_set_origin(b, json_string_value(origin))) {
+        graph_builder_free(b);
+        return pb_errorf(err, "out of memory");
+    }
     size_t i;
     json_t *v;
     json_array_foreach(nodes, i, v)
@@ -466,6 +475,8 @@ static json_t *nodelink_to_json(const pb_graph *g)
     json_object_set_new(root, "multigraph", json_false());
     json_t *meta = json_object();
     json_object_set_new(meta, "name", json_string(g->name));
+    if (graph_origin(g))
+        json_object_set_new(meta, "origin", json_string(graph_origin(g)));
     json_object_set_new(root, "graph", meta);
     json_t *nodes = json_array(), *links = json_array();
     for (int v = 0; v < g->n_nodes; v++)

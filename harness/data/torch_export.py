@@ -13,8 +13,9 @@ operator becomes a node with:
   bytes      the bytes of its tensor inputs and outputs (0 for views);
   mem        the bytes of a parameter or buffer (placeholders only);
   out_sizes  bytes of each output (tuple outputs are read through getitem, folded into ports);
-  cost       the K80 roofline placebench's generators use: 5 us + max(flops / 2.8e12,
-             bytes / 240e9) s, 1 us for an operator that moves and computes nothing.
+  cost       the plain K80 roofline (the generators' `--cost-model roofline`, model/devcost.h):
+             5 us + max(flops / 2.8e12, bytes / 240e9) s, 1 us for an operator that moves and
+             computes nothing; not the calibrated per-class model (aten ops are not classified).
 Models: torchvision's inception_v3 (299 x 299, no aux head), resnet101 and vgg19 (224 x 224),
 and a BERT-style encoder (bert-small's sizes: hidden and feed-forward 1024, 4 layers, 16
 heads, sequence 128, a 30,522-word vocabulary, a span head of 2 logits).  Deterministic: weights

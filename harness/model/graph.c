@@ -32,6 +32,7 @@ typedef struct gb_edge {
 
 struct graph_builder {
     char *name;
+    char *origin; /* graph_builder_set_origin, or NULL */
     gb_node *nodes;
     int n_nodes, cap_nodes;
     gb_edge *edges;
@@ -50,7 +51,7 @@ struct graph_builder {
 /* The allocation behind a pb_graph: every array is owned here. */
 typedef struct graph_owned {
     pb_graph g;
-    char *name, *checksum;
+    char *name, *checksum, *origin;
     char **node_name, **node_type;
     double *cost_us, *flops, *bytes_accessed, *param_bytes, *out_bytes, *port_bytes, *edge_bytes;
     int *port_start, *edge_src, *edge_dst, *edge_port;
@@ -91,6 +92,7 @@ void graph_builder_free(graph_builder *b)
     free(b->nodes);
     free(b->edges);
     free(b->name);
+    free(b->origin);
     strmap_free(&b->names);
     strmap_free(&b->pairs);
     strmap_free(&b->groups);
@@ -271,6 +273,7 @@ static void graph_owned_free(graph_owned *o)
     free(o->node_type);
     free(o->name);
     free(o->checksum);
+    free(o->origin);
     free(o->cost_us);
     free(o->flops);
     free(o->bytes_accessed);
@@ -698,6 +701,8 @@ int graph_build(graph_builder *b, pb_graph **out, pb_error *err)
     if (rc == PB_OK) {
         graph_checksum(o);
         graph_wire(o);
+        o->origin = b->origin; /* not part of the content: the checksum ignores it */
+        b->origin = NULL;
         if (!o->checksum || !o->name)
             rc = pb_errorf(err, "out of memory");
     }
@@ -708,6 +713,21 @@ int graph_build(graph_builder *b, pb_graph **out, pb_error *err)
     }
     *out = &o->g;
     return PB_OK;
+}
+
+int graph_builder_set_origin(graph_builder *b, const char *origin)
+{
+    char *copy = origin ? strdup(origin) : NULL;
+    if (origin && !copy)
+        return PB_ERR;
+    free(b->origin);
+    b->origin = copy;
+    return PB_OK;
+}
+
+const char *graph_origin(const pb_graph *g)
+{
+    return ((const graph_owned *)(const void *)g)->origin;
 }
 
 int graph_longest_path(const pb_graph *g)

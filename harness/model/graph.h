@@ -52,6 +52,15 @@ int graph_add_edge(graph_builder *b, int src, int dst, int port, pb_error *err);
 int graph_build(graph_builder *b, pb_graph **out, pb_error *err);
 void graph_free(pb_graph *g);
 
+/*
+ * Where a graph comes from, e.g. "placebench dataset 2, cost_model calibrated" for a generated
+ * graph (node-link "graph" attribute "origin"); not part of the checksum, NULL when unknown.
+ * The builder copies it (PB_ERR when out of memory); graph_origin's string is borrowed from a
+ * graph made by graph_build.
+ */
+int graph_builder_set_origin(graph_builder *b, const char *origin);
+const char *graph_origin(const pb_graph *g);
+
 /* Longest path in edges (the papers' "diameter"); -1 for an empty graph or when out of memory. */
 int graph_longest_path(const pb_graph *g);
 

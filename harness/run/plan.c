@@ -46,6 +46,21 @@ static int plan_resolve_plugin(plan *p, int kind, const run_plugin *rp, int fall
     return rc;
 }
 
+/* A generated graph (one with an origin) must come from the experiment's cost_model. */
+static int plan_check_cost_model(const experiment *x, const char *path, const pb_graph *g,
+                                 pb_error *err)
+{
+    const char *origin = graph_origin(g),
+               *want = x->cost_model_roofline ? "roofline" : "calibrated";
+    const char *at = origin ? strstr(origin, "cost_model ") : NULL;
+    if (!at || strcmp(at + 11, want) == 0)
+        return PB_OK;
+    return pb_errorf(err,
+                     "%s:%d: cost_model \"%s\": graph %s was generated with %s; regenerate it "
+                     "('placebench dataset gen ... --cost-model %s') or set cost_model = \"%s\"",
+                     x->file, x->line_cost_model, want, path, at, want, at + 11);
+}
+
 static int plan_load_graph(plan *p, const char *path, const pb_graph **out, pb_error *err)
 {
     for (int i = 0; i < p->n_graphs; i++)
@@ -59,6 +74,10 @@ static int plan_load_graph(plan *p, const char *path, const pb_graph **out, pb_e
     if (g->n_nodes == 0) {
         graph_free(g);
         return pb_errorf(err, "%s: graph has no nodes", path);
+    }
+    if (plan_check_cost_model(p->x, path, g, err)) {
+        graph_free(g);
+        return PB_ERR;
     }
     char **np = realloc(p->graph_paths, (size_t)(p->n_graphs + 1) * sizeof(char *));
     if (np)

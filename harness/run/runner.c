@@ -7,6 +7,7 @@
 #include "store/store.h"
 #include "core/clock.h"
 #include "core/version.h"
+#include "model/graph.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -270,6 +271,7 @@ static int runner_store(store *st, const plan *p, runner_worker *w, pb_error *er
         .dataset = s->dataset,
         .graph = r->graph->name,
         .graph_checksum = r->graph->checksum,
+        .graph_origin = graph_origin(r->graph),
         .n_nodes = r->graph->grouped->n_nodes,
         .n_devices = s->n_devices,
         .cluster = s->cluster,

@@ -50,6 +50,9 @@ const store_column store_run_columns[] = {
     {"feasible", STORE_COL_INT},
     {"throughput", STORE_COL_REAL},
     {"monetary_cost", STORE_COL_REAL},
+    /* Schema 3: where the graph comes from (graph_origin: for a generated graph the dataset
+     * version and cost model that made it); NULL when the file does not say. */
+    {"graph_origin", STORE_COL_TEXT},
 };
 const int store_n_run_columns = (int)(sizeof store_run_columns / sizeof store_run_columns[0]);
 
@@ -555,6 +558,7 @@ static int store_bind_run(sqlite3_stmt *st, const store_run *r, char *seed, size
         {"dataset", r->dataset},
         {"graph", r->graph},
         {"graph_checksum", r->graph_checksum},
+        {"graph_origin", r->graph_origin},
         {"cluster", r->cluster},
         {"simulator", r->simulator},
         {"simulator_version", r->simulator_version},

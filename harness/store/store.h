@@ -47,6 +47,7 @@ typedef struct store_run {
      * NULL unless the run finished ok, and NULL in rows of files written before schema 2. */
     int feasible;
     double throughput, monetary_cost;
+    const char *graph_origin; /* model/graph.h graph_origin; NULL when unknown (schema 3) */
 } store_run;
 
 /* One learning-curve point of a run. */

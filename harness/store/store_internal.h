@@ -9,8 +9,9 @@
 
 /* Version of the file layout written in meta.schema_version; files of a newer one are refused,
  * files of an older one are migrated when opened for writing.
- * 1: the first layout.  2: runs.feasible, runs.throughput, runs.monetary_cost. */
-#define STORE_SCHEMA_VERSION 2
+ * 1: the first layout.  2: runs.feasible, runs.throughput, runs.monetary_cost.
+ * 3: runs.graph_origin (which dataset version and cost model made the graph). */
+#define STORE_SCHEMA_VERSION 3
 
 /* Plugins' output of each run that wrote any; files written before it existed get it when opened
  * for writing. */

@@ -23,8 +23,8 @@ LUA
     cat run.out >&2
     fail "the sweep failed"
 }
-[ "$(sql sweep.db "SELECT value FROM meta WHERE key = 'schema_version'")" = 2 ] ||
-    fail "schema_version is not 2"
+[ "$(sql sweep.db "SELECT value FROM meta WHERE key = 'schema_version'")" = 3 ] ||
+    fail "schema_version is not 3"
 [ "$(sql sweep.db "SELECT count(*) FROM runs")" = 24 ] || fail "not 24 runs stored"
 [ "$(sql sweep.db "SELECT count(*) FROM runs WHERE status = 0 AND (monetary_cost IS NULL OR
       throughput IS NULL OR feasible IS NOT 1)")" = 0 ] || fail "an ok run lacks its verdict"
@@ -59,5 +59,5 @@ assert checked >= 20, checked
 PY
 # The CSV export has the three columns too.
 "$PB_BIN" export sweep.db --format csv >runs.csv
-head -1 runs.csv | grep -q ',feasible,throughput,monetary_cost$' ||
+head -1 runs.csv | grep -q ',feasible,throughput,monetary_cost,graph_origin$' ||
     fail "CSV header lacks the verdict columns: $(head -1 runs.csv)"

@@ -59,10 +59,13 @@ typedef struct gen_paper_stats {
  *   layers           cifar10 num_layers of every graph (0: spread over 3-6), nmt LSTM layers.
  *   steps_min/max    ptb BPTT steps, nmt source and target steps, spread over the range across
  *                    graph indices (0: the family's ranges).
+ *   cost_model       how kernels' FLOPs and bytes become time (devcost_model; README "Cost model
+ *                    calibration"); 0 is the calibrated model.
  */
 typedef struct gen_options {
     int kernelless_free, first_port_only, colocate;
     int batch, width, layers, steps_min, steps_max;
+    int cost_model; /* devcost_model: DEVCOST_CALIBRATED (0, default) or DEVCOST_ROOFLINE */
 } gen_options;
 
 typedef struct gen_family {
@@ -88,7 +91,7 @@ void gen_family_names(char *buf, size_t size);
 
 /*
  * Graph `index` of a family: seed = pb_seed_derive(family_seed, decimal index), name
- * "<family>/<NN>".  *out is caller-owned (graph_free).
+ * "<family>/<NN>"; opt NULL = the default options.  *out is caller-owned (graph_free).
  */
 int gen_graph(const gen_family *f, uint64_t family_seed, int index, pb_graph **out, pb_error *err);
 /* The same with options (NULL: f->defaults). */
@@ -102,21 +105,25 @@ int gen_kernelless(const char *type);
  * golden-ratio low-discrepancy sequence), so any 32 consecutive graphs cover the range. */
 int gen_spread(int index, int lo, int hi);
 
-/* ------------------------------------------------------------------ roofline model of a K80 */
+/* ------------------------------------------------------------------ kernel costs */
 
 /*
- * One GK210 die of a Tesla K80 (the Placeto measurements ran on K80s): 2.8e12 fp32 FLOP/s at
- * base clock (the board's 5.6 TFLOPS over its two dies), 240e9 B/s of GDDR5 bandwidth (480 GB/s
- * per board), and 5 µs per kernel (launch plus TensorFlow executor overhead, the order measured
- * for small ops on Kepler).  Bookkeeping ops without a kernel (VariableV2, the Identity that reads
- * a variable, NoOp, Const, IteratorGetNext) cost 1 µs.
+ * Kernel times come from the one cost model, model/devcost.h: the K80 die there, under the
+ * generator's cost model (gen_options.cost_model, gen_ctx.cost_model; the calibrated per-class
+ * model by default).  Bookkeeping ops without a kernel (VariableV2, the Identity that reads a
+ * variable, NoOp, Const, IteratorGetNext) cost GEN_HOST_OP_US.
  */
-#define GEN_K80_PEAK_FLOPS 2.8e12
-#define GEN_K80_MEM_BW 240e9
-#define GEN_K80_LAUNCH_US 5.0
 #define GEN_HOST_OP_US 1.0
 
-/* Roofline time in µs of a kernel doing `flops` and moving `bytes`. */
+/*
+ * What the generated graphs are made with.  GEN_DATASET_VERSION is written into every generated
+ * graph file (node-link "graph" attributes, with the cost model's name): 1 for the plain K80
+ * roofline, 2 since the calibrated per-class costs (README "Cost model calibration").
+ */
+#define GEN_DATASET_VERSION 2
+
+/* Plain roofline time in µs of a K80 kernel doing `flops` and moving `bytes` (devcost's roofline
+ * model; the calibrated model needs the op's class, see gen_add). */
 double gen_roofline_us(double flops, double bytes);
 
 /* ------------------------------------------------------------------ shapes and tensors */
@@ -220,6 +227,8 @@ typedef struct gen_ctx {
      * here, so a variable's gradient is accumulated iteration by iteration instead of by one
      * AddN over all its uses. */
     int loop_accumulate;
+    /* devcost_model of the kernels' costs (gen_options.cost_model), applied at gen_finish. */
+    int cost_model;
     /* GEN_TF_*: emit what TensorFlow 1.x puts in a GraphDef beyond the training step (the zoo's
      * TAG models, whose op counts are of the whole GraphDef); 0 for the training step only. */
     int tf_graphdef;

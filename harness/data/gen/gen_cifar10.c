@@ -216,6 +216,7 @@ int gen_cifar10_generate(uint64_t seed, int index, const char *name, const gen_o
     int batch = opt->batch > 0 ? opt->batch : GEN_CIFAR10_BATCH;
     gen_init(&g, seed, batch);
     g.opt = *opt;
+    g.cost_model = opt->cost_model;
     gen_cifar10_arc normal, reduce;
     gen_cifar10_sample_arc(&g.rng, &normal);
     gen_cifar10_sample_arc(&g.rng, &reduce);

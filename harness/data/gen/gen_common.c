@@ -2,6 +2,7 @@
  * groups, forward layer ops, the backward pass, gradient clipping and optimizer updates. */
 #include "gen.h"
 
+#include "model/devcost.h"
 #include "model/graph.h"
 
 #include <math.h>
@@ -23,6 +24,10 @@ struct gen_op {
     int wgrad;      /* gradient of operand wgrad - 1 (a weight, or an activation); 0: none */
     int model_var;  /* a variable made by gen_variable (not an optimizer slot) */
     int anchor;     /* the op whose device this one takes (gen_options.colocate), -1 */
+    /* A GPU kernel: gen_finish sets cost_us to its devcost time under g->cost_model, from its
+     * class, direction, flops and kernel_bytes (code that fixes another cost clears `kernel`). */
+    int kernel, kernel_class, backward;
+    double kernel_bytes;
 };
 
 /* ------------------------------------------------------------------ families */
@@ -33,19 +38,19 @@ static const gen_family gen_families[] = {
      gen_cifar10_generate,
      1,
      {303.44, 444.22, 95.63, 74, 154},
-     {0, 0, 1, 160, 20, 0, 0, 0}},
+     {0, 0, 1, 160, 20, 0, 0, 0, DEVCOST_CALIBRATED}},
     {"ptb",
      "PTB language models from ENAS recurrent cells unrolled over BPTT steps, SGD training",
      gen_ptb_generate,
      1,
      {500.75, 1285.44, 316.09, 216, 450},
-     {0, 0, 1, 64, 200, 0, 9, 18}},
+     {0, 0, 1, 64, 200, 0, 9, 18, DEVCOST_CALIBRATED}},
     {"nmt",
      "attention LSTM encoder-decoders unrolled over source/target steps, Adam training",
      gen_nmt_generate,
      1,
      {179.44, 476.25, 63.13, 41, 69},
-     {0, 0, 1, 128, 512, 2, 0, 0}},
+     {0, 0, 1, 128, 512, 2, 0, 0, DEVCOST_CALIBRATED}},
 };
 
 int gen_family_count(void)
@@ -132,8 +137,28 @@ int gen_spread(int index, int lo, int hi)
 
 double gen_roofline_us(double flops, double bytes)
 {
-    double compute = flops / GEN_K80_PEAK_FLOPS, memory = bytes / GEN_K80_MEM_BW;
-    return GEN_K80_LAUNCH_US + 1e6 * (compute > memory ? compute : memory);
+    return devcost_kernel_us(devcost_k80(), DEVCOST_ROOFLINE, DEVCOST_OTHER, 0, flops, bytes);
+}
+
+/* The devcost class of a kernel op: by type, with the filter size for convolutions (the filter is
+ * input 1 of a convolution and of its input gradient, the output of its filter gradient). */
+static int gen_cost_class(const gen_ctx *g, const char *type, const gen_tensor *in, int n_in,
+                          const gen_shape *out)
+{
+    gen_shape w = gen_shape0(); /* [kh, kw, cin, cout] */
+    if (strstr(type, "BackpropFilter"))
+        w = out[0];
+    else if (n_in >= 2 && (strncmp(type, "Conv2D", 6) == 0 || strncmp(type, "Depthwise", 9) == 0))
+        w = g->ops[in[1].op].out[in[1].port];
+    return devcost_classify(type, (int)(w.d[0] > w.d[1] ? w.d[0] : w.d[1]));
+}
+
+/* The time of kernel op o under the context's cost model. */
+static double gen_kernel_us(const gen_ctx *g, const gen_op *o)
+{
+    return devcost_kernel_us(devcost_k80(), (devcost_model)g->cost_model,
+                             (devcost_class)o->kernel_class, o->backward, o->flops,
+                             o->kernel_bytes);
 }
 
 gen_shape gen_shape0(void)
@@ -318,11 +343,17 @@ static int gen_add(gen_ctx *g, const char *type, const char *base, int grad, con
         o->bytes += gen_shape_bytes(out[p]);
     }
     o->cost_us = host ? GEN_HOST_OP_US : gen_roofline_us(flops, o->bytes);
-    if (g->opt.kernelless_free && (host || gen_kernelless(type)))
-        o->cost_us = 0;
     if (host)
         o->bytes = 0;
     o->anchor = -1;
+    o->kernel = !host;
+    o->kernel_bytes = o->bytes;
+    o->kernel_class = host ? DEVCOST_OTHER : gen_cost_class(g, type, in, n_in, out);
+    o->backward = strncmp(o->name, "gradients/", 10) == 0;
+    if (g->opt.kernelless_free && (host || gen_kernelless(type))) {
+        o->cost_us = 0; /* no kernel: gen_finish keeps the 0 */
+        o->kernel = 0;
+    }
     return g->n_ops++;
 }
 
@@ -1301,8 +1332,10 @@ static int gen_apply(gen_ctx *g, int optimizer, int var, gen_tensor grad, const 
     in[n++] = grad;
     double e = gen_shape_elems(g->ops[var].out[0]);
     int a = gen_add(g, type, type, GEN_GRAD_NONE, in, n, NULL, 0, (2.0 + 3.0 * (n - 2)) * e, 0);
-    if (a >= 0) /* an Apply reads var, slots and grad and writes var and slots in place */
-        g->ops[a].cost_us = gen_roofline_us(g->ops[a].flops, 4.0 * e * (2 * n - 1));
+    if (a >= 0) { /* an Apply reads var, slots and grad and writes var and slots in place */
+        g->ops[a].kernel_bytes = 4.0 * e * (2 * n - 1);
+        g->ops[a].cost_us = gen_roofline_us(g->ops[a].flops, g->ops[a].kernel_bytes);
+    }
     if (a >= 0) /* TensorFlow colocates the update and the slots with the variable */
         for (int k = 0; k < n - 1; k++)
             if (in[k].op >= 0 && (k == 0 || g->ops[in[k].op].anchor < 0) &&
@@ -1689,8 +1722,13 @@ int gen_finish_annotated(gen_ctx *g, const char *name, const gen_annotations *an
     if (g->failed)
         return pb_errorf(err, "%s: %s", name, g->err.msg);
     graph_builder *b = graph_builder_new(name);
-    if (!b)
+    char origin[96];
+    snprintf(origin, sizeof origin, "placebench dataset %d, cost_model %s", GEN_DATASET_VERSION,
+             devcost_model_name((devcost_model)g->cost_model));
+    if (!b || graph_builder_set_origin(b, origin)) {
+        graph_builder_free(b);
         return pb_errorf(err, "out of memory");
+    }
     pb_error inner;
     for (int i = 0; i < g->n_ops; i++) {
         const gen_op *o = &g->ops[i];
@@ -1698,7 +1736,7 @@ int gen_finish_annotated(gen_ctx *g, const char *name, const gen_annotations *an
         for (int p = 0; p < o->n_out; p++)
             ports[p] = p > 0 && g->opt.first_port_only ? 0.0 : gen_shape_bytes(o->out[p]);
         graph_node_attrs a = {.type = o->type,
-                              .cost_us = o->cost_us,
+                              .cost_us = o->kernel ? gen_kernel_us(g, o) : o->cost_us,
                               .flops = o->flops,
                               .bytes_accessed = o->bytes,
                               .param_bytes = o->param_bytes,

@@ -402,6 +402,7 @@ int gen_model_finish(gen_ctx *g, const gen_model_args *a, const char *name, pb_g
                      pb_error *err)
 {
     gen_annotations ann;
+    g->cost_model = a->cost_model;
     if (gen_annotate(g, &ann, err) != PB_OK)
         return pb_errorf(err, "%s: %s", name, err->msg);
     int rc = gen_finish_annotated(g, name, &ann, out, err);

@@ -32,6 +32,7 @@ typedef struct gen_model_args {
     int batch;
     int layers;
     uint64_t seed;
+    int cost_model; /* devcost_model of the op-level models' kernels (0: calibrated) */
     /* Option values by the index of the model's opts; a bit of opt_set says the value was
      * given (gen_model_set_opt), else gen_model_generate fills in the default. */
     int opt[GEN_MODEL_MAX_OPTS];

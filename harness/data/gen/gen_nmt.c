@@ -255,6 +255,7 @@ int gen_nmt_generate(uint64_t seed, int index, const char *name, const gen_optio
     gen_ctx g;
     gen_init(&g, seed, opt->batch > 0 ? opt->batch : GEN_NMT_BATCH);
     g.opt = *opt;
+    g.cost_model = opt->cost_model;
     g.opt.width = opt->width > 0 ? opt->width : GEN_NMT_H;
     g.opt.layers = layers;
     g.loop_accumulate = 1;

@@ -136,6 +136,7 @@ int gen_ptb_generate(uint64_t seed, int index, const char *name, const gen_optio
     gen_ctx g;
     gen_init(&g, seed, bs);
     g.opt = *opt;
+    g.cost_model = opt->cost_model;
     gen_ptb_cell cell;
     gen_ptb_sample_cell(&g.rng, gen_spread(index, GEN_PTB_N_MIN, GEN_PTB_N_MAX), &cell);
     int steps = gen_spread(index * 7 + 3, t_min, t_max);

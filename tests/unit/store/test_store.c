@@ -414,14 +414,14 @@ static void test_newer_schema_refused(void **state)
     char db[128];
     test_path(db, sizeof db, &d, "r.db");
     store_close(test_open_new(db));
-    test_sqlite3(db, "UPDATE meta SET value = '3' WHERE key = 'schema_version'");
+    test_sqlite3(db, "UPDATE meta SET value = '4' WHERE key = 'schema_version'");
     store *s;
     pb_error err = {{0}};
     assert_int_equal(store_open(db, 1, &s, &err), PB_ERR);
     assert_non_null(strstr(err.msg, db));
     assert_non_null(strstr(err.msg, "newer"));
     assert_int_equal(store_open_readonly(db, &s, &err), PB_ERR);
-    assert_non_null(strstr(err.msg, "version 3"));
+    assert_non_null(strstr(err.msg, "version 4"));
     test_dir_remove(&d);
 }
 
@@ -687,7 +687,7 @@ static void test_schema_1_read_migrated_merged(void **state)
     assert_int_equal(store_open(old, 0, &s, &err), PB_OK);
     assert_int_equal(store_count_runs(s), 2);
     store_close(s);
-    test_sqlite3(old, "SELECT 1 FROM meta WHERE key = 'schema_version' AND value = '2'");
+    test_sqlite3(old, "SELECT 1 FROM meta WHERE key = 'schema_version' AND value = '3'");
     free(c3);
     test_dir_remove(&d);
 }
@@ -754,9 +754,9 @@ static void test_export_csv(void **state)
     char *csv = test_capture_export(s, 0, 0);
     test_csv t = test_csv_parse(csv);
     assert_int_equal(t.n_rows, 3);
-    assert_int_equal(t.n_fields[0], 31); /* every field of store_run */
-    assert_int_equal(t.n_fields[1], 31);
-    assert_int_equal(t.n_fields[2], 31);
+    assert_int_equal(t.n_fields[0], 32); /* every field of store_run */
+    assert_int_equal(t.n_fields[1], 32);
+    assert_int_equal(t.n_fields[2], 32);
     assert_string_equal(t.rows[0][0], "run_id");
     assert_string_equal(t.rows[1][0], "a"); /* sorted by run_id */
     assert_string_equal(t.rows[1][test_csv_col(&t, "graph")], "g,1");
@@ -805,7 +805,7 @@ static void test_export_jsonl(void **state)
         json_t *o = json_loads(line, JSON_DECODE_INT_AS_REAL, &je);
         if (!o)
             fail_msg("line %d: %s", n + 1, je.text);
-        assert_int_equal(json_object_size(o), 31);
+        assert_int_equal(json_object_size(o), 32);
         assert_string_equal(json_string_value(json_object_get(o, "run_id")), ids[n]);
         if (n == 0) {
             assert_true(json_real_value(json_object_get(o, "initial_us")) == 0.1 + 0.2);
