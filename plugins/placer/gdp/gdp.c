@@ -58,6 +58,7 @@ typedef struct gdp_opts {
     int trf_mask;
     double ln_eps;
     int superposition, sp_where, sp_scope, sp_form, colocation;
+    double out_init_scale;
 } gdp_opts;
 
 #define GDP_INT(name_, def_, lo_, hi_, field_, help_)                                              \
@@ -156,6 +157,8 @@ static const pb_option_def gdp_options[] = {
     GDP_ENUM("sp_form", "raw", "raw|film1", sp_form, "gate c(x0) itself, or 1 + gamma c(x0) with gamma from 0 [I: §5]"),
     GDP_ENUM("colocation", "contract", "contract|leader|penalize", colocation,
              "colocation classes: one unit each, placed by their first member, or penalised when split [I: §1]"),
+    GDP_DBL("out_init_scale", "0.01", 0, 1, out_init_scale,
+            "the output layer's Glorot values times this: ppo2's policy-head scale 0.01 makes the first policy uniform over the devices; 1 = plain Glorot (its logits differ by ~2 and are shared by all nodes: the first policy puts most of the graph on one device) [not in the spec]"),
 };
 /* clang-format on */
 
@@ -196,6 +199,9 @@ typedef struct gdp_placer {
     pb_nn_adam *adam;
     pb_nn_tape *tape;
     double t0;
+    /* Update statistics of the current iteration, for the log. */
+    long long it_steps;
+    double it_gnorm, it_small;
 } gdp_placer;
 
 static void gdp_log(const pb_host *h, int level, const char *fmt, ...)
@@ -245,6 +251,7 @@ static void gdp_config(const gdp_opts *o, gdp_net_config *c)
         .sp_scope = o->sp_scope,
         .sp_form = o->sp_form,
         .colocation = o->colocation,
+        .out_init_scale = (float)o->out_init_scale,
     };
 }
 
@@ -586,6 +593,16 @@ static int gdp_update(gdp_placer *pl, gdp_task *tasks, int n_tasks, const int *t
     free(adv);
     if (rc)
         return rc;
+    size_t np = pb_nn_params_size(pl->params), small = 0;
+    const float *gr = pb_nn_params_grads(pl->params);
+    double g2 = 0;
+    for (size_t i = 0; i < np; i++) {
+        g2 += (double)gr[i] * gr[i];
+        small += fabsf(gr[i]) < pl->o.adam_eps;
+    }
+    pl->it_steps++;
+    pl->it_gnorm += sqrt(g2);
+    pl->it_small += np ? (double)small / (double)np : 0;
     if (pl->o.clip_norm > 0)
         pb_nn_clip_grad_norm(pl->params, pl->o.clip_norm);
     return pb_nn_adam_step(pl->adam, pl->params, gdp_lr(pl), err);
@@ -668,6 +685,14 @@ static int gdp_search(gdp_placer *pl, gdp_task *tasks, int n_tasks, const gdp_sc
                                 seed, old_a, err);
             }
         }
+        if (pl->it_steps)
+            gdp_log(tasks[0].host, PB_LOG_INFO,
+                    "gdp: iteration %lld: %lld Adam steps, mean gradient norm %.3g (before the "
+                    "clip), %.0f%% of gradient values below adam_eps",
+                    it, pl->it_steps, pl->it_gnorm / pl->it_steps,
+                    100 * pl->it_small / pl->it_steps);
+        pl->it_steps = 0;
+        pl->it_gnorm = pl->it_small = 0;
         double best_all = 0;
         for (int i = 0; i < n_tasks; i++) {
             gdp_task *t = &tasks[i];
