@@ -157,8 +157,8 @@ static const pb_option_def gdp_options[] = {
     GDP_ENUM("sp_form", "raw", "raw|film1", sp_form, "gate c(x0) itself, or 1 + gamma c(x0) with gamma from 0 [I: §5]"),
     GDP_ENUM("colocation", "contract", "contract|leader|penalize", colocation,
              "colocation classes: one unit each, placed by their first member, or penalised when split [I: §1]"),
-    GDP_DBL("out_init_scale", "0.01", 0, 1, out_init_scale,
-            "the output layer's Glorot values times this: ppo2's policy-head scale 0.01 makes the first policy uniform over the devices; 1 = plain Glorot (its logits differ by ~2 and are shared by all nodes: the first policy puts most of the graph on one device) [not in the spec]"),
+    GDP_DBL("out_init_scale", "1", 0, 1, out_init_scale,
+            "the output layer's Glorot values times this; 1 (default) = plain Glorot: its logits differ by ~2 and are shared by all nodes, so the first policy leans to one device (a random break of the devices' symmetry); 0.01 = ppo2's policy-head scale: a uniform first policy, which for identical devices is a stationary point of the expected reward [not in the spec]"),
 };
 /* clang-format on */
 

@@ -30,7 +30,7 @@ typedef struct gdp_net_config {
     int superposition, sp_where, sp_scope, sp_form;
     int colocation; /* GDP_COLOC_* */
     /* The output layer's Glorot values are multiplied by this (ppo2 initialises its policy head
-     * at scale 0.01, so that the first policy is uniform); 1 = plain Glorot.  Appended. */
+     * at scale 0.01: a uniform first policy); 1 = plain Glorot.  Appended. */
     float out_init_scale;
 } gdp_net_config;
 
