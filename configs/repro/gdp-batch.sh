@@ -18,6 +18,8 @@
 #   quick  2-layer RNNLM, 2-layer Transformer-XL, 2-stack WaveNet; GDP-one 2 PPO iterations of 40
 #          rollouts (4 minibatches, 2 epochs), GDP-batch the same per graph (120 rollouts per
 #          iteration, split round-robin), fine-tune 50 rollouts (the spec's default), HDP 40 steps.
+#   smoke  the quick graphs with 1 iteration of 10 rollouts, HDP 5 steps, fine-tune 10 rollouts:
+#          the e2e test's profile (tests/e2e/gdp_batch.sh), a check that everything runs.
 #   full   the paper's Batch 2 set (Inception-V3, AmoebaNet, 2-layer RNNLM and GNMT, 2-layer
 #          Transformer-XL, 2-stack WaveNet) at the spec's defaults (10 iterations of 400
 #          rollouts); hours on this machine, not run here.
@@ -34,6 +36,14 @@ quick)
         --opt placer.epochs=2 --opt placer.early_stop=0)
     hdp_steps=40
     ;;
+smoke)
+    gens=("rnnlm --layers 2" "transformer-xl --layers 2" "wavenet --layers 2")
+    graphs=(rnnlm-2l transformer-xl-2l wavenet-2s)
+    gdp=(--opt placer.iterations=1 --opt placer.rollouts=10 --opt placer.minibatches=2
+        --opt placer.epochs=1 --opt placer.early_stop=0)
+    ft=(--opt placer.ft_rollouts=10 --opt placer.ft_k=5)
+    hdp_steps=5
+    ;;
 full)
     gens=("inceptionv3-gdp" "amoebanet" "rnnlm --layers 2" "gnmt --layers 2"
         "transformer-xl --layers 2" "wavenet --layers 2")
@@ -42,10 +52,11 @@ full)
     hdp_steps=4000
     ;;
 *)
-    echo "gdp-batch.sh: profile '$profile' is not quick or full" >&2
+    echo "gdp-batch.sh: profile '$profile' is not quick, smoke or full" >&2
     exit 2
     ;;
 esac
+ft=(${ft[@]+"${ft[@]}"})
 n=${#graphs[@]}
 mkdir -p "$out/zoo"
 for g in "${gens[@]}"; do
@@ -87,20 +98,23 @@ for g in "${graphs[@]}"; do
     place_row "$g" HP --placer expert
     place_row "$g" METIS --placer metis
     place_row "$g" HDP --placer hdp --opt placer.steps=$hdp_steps
-    place_row "$g" GDP-one --placer gdp "${gdp[@]}"
+    place_row "$g" GDP-one --placer gdp ${gdp[@]+"${gdp[@]}"}
 done
 
 # GDP-batch on the whole set: `train --json` gives each graph's best sampled placement.  The
 # rollouts per iteration are K per graph (split round-robin, spec §6.5).
-batch_gdp=("${gdp[@]}")
+batch_gdp=(${gdp[@]+"${gdp[@]}"})
 if [ "$profile" = quick ]; then
     batch_gdp=(--opt placer.iterations=2 --opt placer.rollouts=$((40 * n))
         --opt placer.minibatches=$((4 * n)) --opt placer.epochs=2 --opt placer.early_stop=0)
+elif [ "$profile" = smoke ]; then
+    batch_gdp=(--opt placer.iterations=1 --opt placer.rollouts=$((10 * n))
+        --opt placer.minibatches=$((2 * n)) --opt placer.epochs=1 --opt placer.early_stop=0)
 fi
 train_args=()
 for g in "${graphs[@]}"; do train_args+=(--graph "$out/zoo/$g.json"); done
 echo "== GDP-batch on ${graphs[*]}" >>"$log"
-j=$("$PB" train "${train_args[@]}" --placer gdp "${common[@]}" "${batch_gdp[@]}" \
+j=$("$PB" train "${train_args[@]}" --placer gdp "${common[@]}" ${batch_gdp[@]+"${batch_gdp[@]}"} \
     --save "$out/batch-all.json" 2>>"$log")
 for g in "${graphs[@]}"; do
     entry=$(tr "{" "\n" <<<"$j" | grep -E "\"graph\": \"([^\"]*/)?$g(\\.json)?\"")
@@ -117,9 +131,9 @@ for hold in "${graphs[@]}"; do
         [ "$g" = "$hold" ] || train_args+=(--graph "$out/zoo/$g.json")
     done
     echo "== pre-train without $hold" >>"$log"
-    "$PB" train "${train_args[@]}" --placer gdp "${common[@]}" "${batch_gdp[@]}" \
+    "$PB" train "${train_args[@]}" --placer gdp "${common[@]}" ${batch_gdp[@]+"${batch_gdp[@]}"} \
         --save "$out/pre-$hold.json" >/dev/null 2>>"$log"
-    place_row "$hold" finetune --placer gdp --opt placer.mode=finetune \
+    place_row "$hold" finetune --placer gdp --opt placer.mode=finetune ${ft[@]+"${ft[@]}"} \
         --opt placer.load="$out/pre-$hold.json"
     place_row "$hold" zeroshot --placer gdp --opt placer.mode=zeroshot \
         --opt placer.load="$out/pre-$hold.json"
