@@ -63,6 +63,30 @@ return experiment {
       timeout  = 240,
       results  = "results/gdp-quick.db",
     },
+    -- Table 1 exactly: the paper's 12 (model, GPUs) pairs, one profile per GPU count (a profile
+    -- crosses its graphs with its device counts); run the three, then
+    --   placebench merge results/gdp-table1.db results/gdp-table1-{2,4,8}gpu.db
+    --   placebench report results/gdp-table1.db --tables gdp
+    -- About 2.2 h at -j 2 on an idle 2-core machine, by REPRODUCE.md's estimate.
+    ["table1-2gpu"] = {
+      datasets = { "datasets/zoo/rnnlm-2l.json", "datasets/zoo/gnmt-2l.json",
+                   "datasets/zoo/transformer-xl-2l.json", "datasets/zoo/inceptionv3-gdp.json",
+                   "datasets/zoo/wavenet-2s.json" },
+      devices  = { 3 },
+      results  = "results/gdp-table1-2gpu.db",
+    },
+    ["table1-4gpu"] = {
+      datasets = { "datasets/zoo/rnnlm-4l.json", "datasets/zoo/gnmt-4l.json",
+                   "datasets/zoo/transformer-xl-4l.json", "datasets/zoo/amoebanet-8c.json",
+                   "datasets/zoo/wavenet-4s.json" },
+      devices  = { 5 },
+      results  = "results/gdp-table1-4gpu.db",
+    },
+    ["table1-8gpu"] = {
+      datasets = { "datasets/zoo/gnmt-8l.json", "datasets/zoo/transformer-xl-8l.json" },
+      devices  = { 9 },
+      results  = "results/gdp-table1-8gpu.db",
+    },
     ["quick-baselines"] = {
       datasets = { "datasets/zoo/rnnlm-2l.json", "datasets/zoo/gnmt-2l.json" },
       devices  = { 3, 5 },
