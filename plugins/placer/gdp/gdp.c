@@ -58,6 +58,7 @@ typedef struct gdp_opts {
     int trf_mask;
     double ln_eps;
     int superposition, sp_where, sp_scope, sp_form, colocation;
+    double out_init_scale;
 } gdp_opts;
 
 #define GDP_INT(name_, def_, lo_, hi_, field_, help_)                                              \
@@ -156,6 +157,8 @@ static const pb_option_def gdp_options[] = {
     GDP_ENUM("sp_form", "raw", "raw|film1", sp_form, "gate c(x0) itself, or 1 + gamma c(x0) with gamma from 0 [I: §5]"),
     GDP_ENUM("colocation", "contract", "contract|leader|penalize", colocation,
              "colocation classes: one unit each, placed by their first member, or penalised when split [I: §1]"),
+    GDP_DBL("out_init_scale", "1", 0, 1, out_init_scale,
+            "the output layer's Glorot values times this; 1 (default) = plain Glorot: its logits differ by ~2 and are shared by all nodes, so the first policy leans to one device (a random break of the devices' symmetry); 0.01 = ppo2's policy-head scale: a uniform first policy, which for identical devices is a stationary point of the expected reward [not in the spec]"),
 };
 /* clang-format on */
 
@@ -176,7 +179,10 @@ typedef struct gdp_task {
     double iter_best_us;
     double iter_reward; /* sum of this iteration's rewards */
     int iter_n;
-    double first_us; /* step time of the first rollout, NAN before */
+    int iter_invalid;             /* invalid (out of memory) rollouts this iteration */
+    double iter_entropy;          /* mean entropy of pi_old over the loss units */
+    double iter_share[GDP_D_MAX]; /* mean probability of each device under pi_old */
+    double first_us;              /* step time of the first rollout, NAN before */
     long long sim_calls;
     float *old_logp; /* [n_units * n_act] log pi_old of this iteration */
     int *device;     /* [n_nodes] scratch */
@@ -193,6 +199,9 @@ typedef struct gdp_placer {
     pb_nn_adam *adam;
     pb_nn_tape *tape;
     double t0;
+    /* Update statistics of the current iteration, for the log. */
+    long long it_steps;
+    double it_gnorm, it_small;
 } gdp_placer;
 
 static void gdp_log(const pb_host *h, int level, const char *fmt, ...)
@@ -242,6 +251,7 @@ static void gdp_config(const gdp_opts *o, gdp_net_config *c)
         .sp_scope = o->sp_scope,
         .sp_form = o->sp_form,
         .colocation = o->colocation,
+        .out_init_scale = (float)o->out_init_scale,
     };
 }
 
@@ -451,6 +461,25 @@ static pb_nn_tensor *gdp_forward(gdp_placer *pl, gdp_task *t, int record_grad, p
     return lp;
 }
 
+/* The iteration's policy statistics for the log: mean entropy of pi_old over the loss units and
+ * the mean probability of each device. */
+static void gdp_policy_stats(gdp_task *t)
+{
+    int d = t->n_act;
+    double h = 0;
+    for (int k = 0; k < GDP_D_MAX; k++)
+        t->iter_share[k] = 0;
+    for (int u = 0; u < t->gg.n_units; u++) {
+        const float *row = t->old_logp + (size_t)u * d;
+        for (int k = 0; k < d; k++) {
+            double p = exp((double)row[k]);
+            t->iter_share[k] += p / t->gg.n_units;
+            h -= t->gg.weight[u] * p * row[k];
+        }
+    }
+    t->iter_entropy = t->gg.n_loss ? h / t->gg.n_loss : 0;
+}
+
 /* Samples a_v ~ pi_old(.|v) for every unit. */
 static void gdp_sample(gdp_placer *pl, const gdp_task *t, unsigned char *a)
 {
@@ -499,6 +528,7 @@ static int gdp_evaluate(gdp_placer *pl, gdp_task *t, const unsigned char *a, dou
     *adv = gdp_baseline_push(&t->baseline, r, valid, pl->o.baseline_invalid == 0);
     t->iter_reward += r;
     t->iter_n++;
+    t->iter_invalid += !valid;
     if (valid && us < t->iter_best_us)
         t->iter_best_us = us;
     if (valid && us < t->best_us) {
@@ -522,9 +552,15 @@ static int gdp_update(gdp_placer *pl, gdp_task *tasks, int n_tasks, const int *t
                       unsigned char *const *acts, const double *adv_all, const int *idx, int nb,
                       float *seed, float *old_a, pb_error *err)
 {
-    double *adv = malloc((size_t)nb * sizeof *adv + 1);
-    if (!adv)
+    double *adv = malloc((size_t)nb * sizeof *adv + 1),
+           *task_adv = malloc((size_t)nb * sizeof *adv + 1);
+    const unsigned char **task_acts = malloc((size_t)nb * sizeof *task_acts + 1);
+    if (!adv || !task_adv || !task_acts) {
+        free(adv);
+        free(task_adv);
+        free(task_acts);
         return pb_errorf(err, "gdp: out of memory");
+    }
     for (int i = 0; i < nb; i++)
         adv[i] = adv_all[idx[i]];
     if (pl->o.adv_norm)
@@ -534,7 +570,10 @@ static int gdp_update(gdp_placer *pl, gdp_task *tasks, int n_tasks, const int *t
     for (int ti = 0; ti < n_tasks && !rc; ti++) {
         int count = 0;
         for (int i = 0; i < nb; i++)
-            count += task_of[idx[i]] == ti;
+            if (task_of[idx[i]] == ti) {
+                task_acts[count] = acts[idx[i]];
+                task_adv[count++] = adv[i];
+            }
         if (!count)
             continue;
         gdp_task *t = &tasks[ti];
@@ -545,21 +584,25 @@ static int gdp_update(gdp_placer *pl, gdp_task *tasks, int n_tasks, const int *t
         }
         int nu = t->gg.n_units, d = t->n_act;
         memset(seed, 0, (size_t)nu * (size_t)d * sizeof *seed);
-        for (int i = 0; i < nb; i++) {
-            if (task_of[idx[i]] != ti)
-                continue;
-            const unsigned char *a = acts[idx[i]];
-            for (int u = 0; u < nu; u++)
-                old_a[u] = t->old_logp[(size_t)u * d + a[u]];
-            gdp_ppo_clip(lp->data, nu, d, a, old_a, t->gg.weight, t->gg.n_loss, adv[i],
-                         pl->o.clip_eps, pl->o.ratio, 1.0 / nb, seed);
-        }
-        gdp_entropy(lp->data, nu, d, t->gg.weight, t->gg.n_loss, pl->o.entropy * count / nb, seed);
+        gdp_ppo_loss(lp->data, t->old_logp, nu, d, task_acts, task_adv, count, nb, t->gg.weight,
+                     t->gg.n_loss, pl->o.clip_eps, pl->o.entropy, pl->o.ratio, old_a, seed);
         rc = pb_nn_backward(pl->tape, lp, seed, err);
     }
+    free(task_adv);
+    free(task_acts);
     free(adv);
     if (rc)
         return rc;
+    size_t np = pb_nn_params_size(pl->params), small = 0;
+    const float *gr = pb_nn_params_grads(pl->params);
+    double g2 = 0;
+    for (size_t i = 0; i < np; i++) {
+        g2 += (double)gr[i] * gr[i];
+        small += fabsf(gr[i]) < pl->o.adam_eps;
+    }
+    pl->it_steps++;
+    pl->it_gnorm += sqrt(g2);
+    pl->it_small += np ? (double)small / (double)np : 0;
     if (pl->o.clip_norm > 0)
         pb_nn_clip_grad_norm(pl->params, pl->o.clip_norm);
     return pb_nn_adam_step(pl->adam, pl->params, gdp_lr(pl), err);
@@ -609,9 +652,11 @@ static int gdp_search(gdp_placer *pl, gdp_task *tasks, int n_tasks, const gdp_sc
             }
             memcpy(tasks[i].old_logp, lp->data,
                    (size_t)lp->rows * (size_t)lp->cols * sizeof(float));
+            gdp_policy_stats(&tasks[i]);
             tasks[i].iter_best_us = INFINITY;
             tasks[i].iter_reward = 0;
             tasks[i].iter_n = 0;
+            tasks[i].iter_invalid = 0;
         }
         long long got = 0;
         for (; got < k && !rc; got++) {
@@ -640,6 +685,14 @@ static int gdp_search(gdp_placer *pl, gdp_task *tasks, int n_tasks, const gdp_sc
                                 seed, old_a, err);
             }
         }
+        if (pl->it_steps)
+            gdp_log(tasks[0].host, PB_LOG_INFO,
+                    "gdp: iteration %lld: %lld Adam steps, mean gradient norm %.3g (before the "
+                    "clip), %.0f%% of gradient values below adam_eps",
+                    it, pl->it_steps, pl->it_gnorm / pl->it_steps,
+                    100 * pl->it_small / pl->it_steps);
+        pl->it_steps = 0;
+        pl->it_gnorm = pl->it_small = 0;
         double best_all = 0;
         for (int i = 0; i < n_tasks; i++) {
             gdp_task *t = &tasks[i];
@@ -651,10 +704,18 @@ static int gdp_search(gdp_placer *pl, gdp_task *tasks, int n_tasks, const gdp_sc
                               .sim_calls = t->sim_calls};
             if (t->host->progress && isfinite(t->best_us))
                 t->host->progress(t->host->ctx, &pr);
-            if (t->iter_n)
+            if (t->iter_n) {
+                char share[8 * GDP_D_MAX + 1];
+                int at = 0;
+                for (int dv = 0; dv < t->n_act; dv++)
+                    at += snprintf(share + at, sizeof share - (size_t)at, "%s%.2f", dv ? " " : "",
+                                   t->iter_share[dv]);
                 gdp_log(t->host, PB_LOG_INFO,
-                        "gdp: iteration %lld: mean reward %.4f over %d rollouts, best %.6g µs", it,
-                        t->iter_reward / t->iter_n, t->iter_n, t->best_us);
+                        "gdp: iteration %lld: mean reward %.4f over %d rollouts (%d invalid), "
+                        "best %.6g µs; pi_old: entropy %.4f nats per unit, device shares %s",
+                        it, t->iter_reward / t->iter_n, t->iter_n, t->iter_invalid, t->best_us,
+                        t->iter_entropy, share);
+            }
             best_all += log(t->best_us);
         }
         hist_best[it] = best_all;

@@ -503,6 +503,11 @@ int gdp_net_init(gdp_net *net, const gdp_net_config *cfg, pb_nn_params *p, int f
         (net->b_out = pb_nn_params_add(p, "gdp/b_out", 1, GDP_D_MAX, PB_NN_INIT_ZEROS, NULL, err)) <
             0)
         return PB_ERR;
+    if (cfg->out_init_scale > 0 && cfg->out_init_scale != 1) {
+        float *w = pb_nn_params_values(p) + pb_nn_params_offset(p, net->w_out);
+        for (int k = 0; k < cfg->d_model * GDP_D_MAX; k++)
+            w[k] *= cfg->out_init_scale;
+    }
     return PB_OK;
 }
 

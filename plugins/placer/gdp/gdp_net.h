@@ -29,6 +29,9 @@ typedef struct gdp_net_config {
     float ln_eps;
     int superposition, sp_where, sp_scope, sp_form;
     int colocation; /* GDP_COLOC_* */
+    /* The output layer's Glorot values are multiplied by this (ppo2 initialises its policy head
+     * at scale 0.01: a uniform first policy); 1 = plain Glorot.  Appended. */
+    float out_init_scale;
 } gdp_net_config;
 
 /* Feature width for a configuration: the global op-type vocabulary (slot 0 = unknown), 25 shape

@@ -75,6 +75,26 @@ double gdp_entropy(const float *logp, int n, int d, const float *weight, int n_l
     return total / n_loss;
 }
 
+double gdp_ppo_loss(const float *logp, const float *old_logp, int n, int d,
+                    const unsigned char *const *acts, const double *adv, int count, int nb,
+                    const float *weight, int n_loss, double eps, double c_h, int ratio,
+                    float *old_a, float *seed)
+{
+    if (count < 1 || nb < 1)
+        return 0;
+    double loss = 0;
+    for (int i = 0; i < count; i++) {
+        const unsigned char *a = acts[i];
+        for (int v = 0; v < n; v++)
+            old_a[v] = old_logp[(size_t)v * d + a[v]];
+        loss -=
+            gdp_ppo_clip(logp, n, d, a, old_a, weight, n_loss, adv[i], eps, ratio, 1.0 / nb, seed) /
+            nb;
+    }
+    return loss - c_h * (double)count / nb *
+                      gdp_entropy(logp, n, d, weight, n_loss, c_h * (double)count / nb, seed);
+}
+
 void gdp_normalize(double *adv, int n)
 {
     if (n < 1)

@@ -28,6 +28,20 @@ double gdp_ppo_clip(const float *logp, int n, int d, const unsigned char *a, con
 double gdp_entropy(const float *logp, int n, int d, const float *weight, int n_loss, double scale,
                    float *seed);
 
+/*
+ * The PPO loss (§6.3) of one graph's share of a minibatch of nb rollouts: count rollouts of this
+ * graph, actions acts[i] (n units) with advantages adv[i], under the current log-probabilities
+ * logp and the iteration's old_logp (both n x d).  Returns
+ *   -(1/nb) sum_i L_clip(i) - c_h (count/nb) H,
+ * the graph's part of  -mean_{j in B} L_clip(j) - c_h mean_{j in B} H(j)  (H does not depend on
+ * the actions, so the graph's rollouts share it), and adds its gradient with respect to logp into
+ * seed (n x d; the caller zeroes it).  old_a is scratch of n floats.
+ */
+double gdp_ppo_loss(const float *logp, const float *old_logp, int n, int d,
+                    const unsigned char *const *acts, const double *adv, int count, int nb,
+                    const float *weight, int n_loss, double eps, double c_h, int ratio,
+                    float *old_a, float *seed);
+
 /* The bias term of §6.2: the mean of earlier rewards of one graph. */
 typedef struct gdp_baseline {
     double sum;

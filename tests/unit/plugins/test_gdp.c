@@ -338,6 +338,119 @@ static void test_network_forward(void **state)
     graph_free(g);
 }
 
+/* The full PPO loss through the whole network (GraphSAGE x2, the conditioning layer, two
+ * Transformer-XL layers, superposition on every dense layer, the device softmax) against central
+ * differences in every parameter value.  pi_old comes from the initial parameters; the loss is
+ * taken at parameters moved by uniform noise of +-0.05, so the ratios differ from 1 (some
+ * clipped, some not), with three rollouts of positive and negative advantage and the entropy term
+ * (c_H = 0.05).  Memory is off: the Transformer-XL memory is gradient-free by design (§4.2), so
+ * through it the analytic gradient is not the derivative a difference quotient measures; one
+ * segment and two segments (their outputs concatenated) are checked.  Tolerance as in test_nn.c
+ * (float32 network, loss in double): |numeric - analytic| <= 2e-3 + 1e-2 |analytic|, at h = 1e-2,
+ * else 1e-3, else 1e-4 (the clipped ratio, ReLU and max-pool put kinks and strong curvature in
+ * reach of the larger steps; at 1e-4 float rounding of the O(1) loss is ~1e-3).  A missing or
+ * mis-signed term is off by the gradient's own size at every step. */
+typedef struct loss_case {
+    gdp_graph *gg;
+    gdp_net *net;
+    const float *old_logp;
+    const unsigned char *const *acts;
+    const double *adv;
+    int n_roll, d;
+} loss_case;
+
+static double full_loss(pb_nn_tape *t, pb_nn_params *p, const loss_case *c, int grad)
+{
+    pb_error err;
+    pb_nn_tape_reset(t, grad);
+    pb_nn_tensor *lp = gdp_net_forward(t, p, c->net, c->gg, c->d);
+    if (pb_nn_tape_status(t, &err))
+        fail_msg("%s", err.msg);
+    int n = c->gg->n_units;
+    float seed[64] = {0}, old_a[16];
+    assert_true(n * c->d <= 64 && n <= 16);
+    double l = gdp_ppo_loss(lp->data, c->old_logp, n, c->d, c->acts, c->adv, c->n_roll, c->n_roll,
+                            c->gg->weight, c->gg->n_loss, 0.2, 0.05, GDP_RATIO_NODE, old_a, seed);
+    if (grad && pb_nn_backward(t, lp, seed, &err))
+        fail_msg("%s", err.msg);
+    return l;
+}
+
+static void full_loss_check(int seg_len, int mem_len)
+{
+    pb_graph *g = diamond(NULL);
+    gdp_net_config cfg = small_config();
+    cfg.superposition = 1;
+    cfg.gs_layers = 2;
+    cfg.trf_layers = 2;
+    cfg.seg_len = seg_len;
+    cfg.mem_len = mem_len;
+    gdp_graph gg;
+    pb_rng rng;
+    pb_rng_seed(&rng, 3);
+    prepare(&gg, g, &cfg, &rng);
+    pb_nn_params *p = pb_nn_params_new();
+    gdp_net net;
+    pb_error err;
+    assert_int_equal(gdp_net_init(&net, &cfg, p, gg.fdim, &rng, &err), PB_OK);
+    pb_nn_tape *t = pb_nn_tape_new();
+    const int d = 3;
+    pb_nn_tape_reset(t, 0);
+    pb_nn_tensor *lp0 = gdp_net_forward(t, p, &net, &gg, d);
+    float old_logp[12];
+    memcpy(old_logp, lp0->data, sizeof old_logp);
+    size_t n = pb_nn_params_size(p);
+    float *v = pb_nn_params_values(p);
+    for (size_t k = 0; k < n; k++)
+        v[k] += (float)(0.1 * pb_rng_uniform(&rng) - 0.05);
+    const unsigned char a0[4] = {0, 1, 2, 0}, a1[4] = {2, 2, 1, 0}, a2[4] = {1, 0, 0, 2};
+    const unsigned char *const acts[3] = {a0, a1, a2};
+    const double adv[3] = {0.7, -1.3, 0.4};
+    loss_case c = {&gg, &net, old_logp, acts, adv, 3, d};
+    /* The loss is not flat: the ratios moved. */
+    pb_nn_tape_reset(t, 0);
+    pb_nn_tensor *lp1 = gdp_net_forward(t, p, &net, &gg, d);
+    double moved = 0;
+    for (int k = 0; k < 12; k++)
+        moved += fabs(lp1->data[k] - old_logp[k]);
+    assert_true(moved > 0.05);
+    pb_nn_params_zero_grad(p);
+    full_loss(t, p, &c, 1);
+    float *ana = malloc(n * sizeof *ana);
+    memcpy(ana, pb_nn_params_grads(p), n * sizeof *ana);
+    double norm = 0;
+    for (size_t k = 0; k < n; k++) {
+        norm += fabs(ana[k]);
+        int ok = 0;
+        for (double h = 1e-2; h > 1e-5 && !ok; h /= 10) {
+            float keep = v[k];
+            v[k] = (float)(keep + h);
+            double hp = (double)v[k] - keep, lp = full_loss(t, p, &c, 0);
+            v[k] = (float)(keep - h);
+            double hm = keep - (double)v[k], lm = full_loss(t, p, &c, 0);
+            v[k] = keep;
+            double num = (lp - lm) / (hp + hm);
+            ok = fabs(num - ana[k]) <= 2e-3 + 1e-2 * fabs(ana[k]);
+            if (!ok && h < 2e-4)
+                fail_msg("value %zu: analytic %.6g, numeric %.6g (h = %g)", k, (double)ana[k], num,
+                         h);
+        }
+    }
+    assert_true(norm > 1e-2); /* the check is not vacuous */
+    free(ana);
+    pb_nn_tape_free(t);
+    pb_nn_params_free(p);
+    gdp_graph_free(&gg);
+    graph_free(g);
+}
+
+static void test_full_loss_gradient(void **state)
+{
+    (void)state;
+    full_loss_check(4, 0); /* one segment */
+    full_loss_check(2, 0); /* two segments, no memory */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -350,6 +463,7 @@ int main(void)
         cmocka_unit_test(test_colocation_units),
         cmocka_unit_test(test_segment_bookkeeping),
         cmocka_unit_test(test_network_forward),
+        cmocka_unit_test(test_full_loss_gradient),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

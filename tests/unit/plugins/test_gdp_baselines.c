@@ -216,15 +216,126 @@ static void test_expert_gnmt(void **state)
     graph_free(g);
 }
 
+/* Checks a fixed placement against want[] (devices: 0 host, 1.. the GPUs). */
+static void expect_devices(const char *what, const char *const *names, int n, const int *device,
+                           const int *want)
+{
+    for (int v = 0; v < n; v++)
+        if (device[v] != want[v])
+            fail_msg("%s: %s on device %d, expected %d", what, names[v], device[v], want[v]);
+}
+
+/* §8 Transformer-XL, L = 2 on 2 GPUs: layer l (weights and every segment) on GPU l; embeddings,
+ * the shared positional terms and mems with layer 0, mems_1 with layer 1, the segments' and the
+ * total loss with the last layer; the top-level gradient sum AddN_3 (no rule names it) takes the
+ * device of its successor, the layer-1 weights' update (edge AddN_3 -> update); Adam's global
+ * beta1_power, with no successor placed by a rule and its predecessor AddN_3, follows it. */
+static void test_expert_txl(void **state)
+{
+    (void)state;
+    const char *names[] = {"IteratorGetNext",
+                           "transformer/adaptive_embed",
+                           "transformer/weights",
+                           "transformer/positions",
+                           "transformer/layer_0/weights",
+                           "transformer/layer_1/weights",
+                           "mems",
+                           "mems_1",
+                           "segment_0/embed",
+                           "segment_0/layer_0/rel_attn",
+                           "segment_2/layer_1/ff",
+                           "segment_3/loss",
+                           "loss",
+                           "gradients/segment_1/layer_1/rel_attn",
+                           "AddN_3",
+                           "Adam/update_transformer/layer_1/weights",
+                           "beta1_power"};
+    const int edges[] = {14, 15, 14, 16, -1};
+    const int want[] = {0, 1, 1, 1, 1, 2, 1, 2, 1, 1, 2, 2, 2, 2, 2, 2, 2};
+    int n = (int)(sizeof names / sizeof names[0]), device[17];
+    pb_graph *g = test_graph("transformer-xl-2l", names, n, NULL, NULL, edges);
+    pb_error err;
+    assert_int_equal(test_place("expert", NULL, 0, g, 2, device, &err), PB_OK);
+    expect_devices("transformer-xl", names, n, device, want);
+    graph_free(g);
+}
+
+/* §8 WaveNet, 2 stacks of 9 layers on 2 GPUs: dilated layers 0-8 on GPU 1, 9-17 on GPU 2; the
+ * input (encode, causal layer) on GPU 1; the skip sum (post-processing) and the loss on the last
+ * GPU; a gradient sum with no rule and no placed neighbour on the first GPU. */
+static void test_expert_wavenet(void **state)
+{
+    (void)state;
+    const char *names[] = {"Placeholder",
+                           "wavenet/encode",
+                           "wavenet/causal_layer",
+                           "wavenet/dilated_stack/layer0",
+                           "wavenet/dilated_stack/layer8",
+                           "wavenet/dilated_stack/layer9",
+                           "wavenet/dilated_stack/layer17",
+                           "wavenet/postprocessing",
+                           "wavenet/loss",
+                           "gradients/wavenet/dilated_stack/layer10",
+                           "AddN_7"};
+    const int want[] = {1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 1};
+    int n = (int)(sizeof names / sizeof names[0]), device[11];
+    pb_graph *g = test_graph("wavenet-2s", names, n, NULL, NULL, no_edges);
+    pb_error err;
+    assert_int_equal(test_place("expert", NULL, 0, g, 2, device, &err), PB_OK);
+    expect_devices("wavenet", names, n, device, want);
+    graph_free(g);
+}
+
+/* §8 AmoebaNet on 2 GPUs: the cells in order (cell_stem_0, cell_0, reduction_cell_0, cell_1),
+ * 2 per GPU (balance = cells); the stem with the first cell, aux_1 with cell_1, the final layer
+ * and the losses with the last cell.  With balance = flops (forward costs 100, 100, 500, 100 µs
+ * per cell; a cell goes to the part its cost midpoint falls in: 50, 150, 450, 750 of 800 ->
+ * parts 0, 0, 1, 1) the split is the same; with costs 500, 100, 100, 100 (midpoints 250, 550,
+ * 650, 750 of 800) only the first cell stays on GPU 1. */
+static void test_expert_amoebanet(void **state)
+{
+    (void)state;
+    const char *names[] = {"Placeholder",
+                           "stem/conv0",
+                           "cell_stem_0/base",
+                           "cell_0/comb_iter_0/left",
+                           "reduction_cell_0/comb_iter_1",
+                           "cell_1/cell_output",
+                           "aux_1/aux_logits",
+                           "final_layer/FC",
+                           "softmax_loss",
+                           "total_loss",
+                           "gradients/cell_0/comb_iter_0/left"};
+    const int edges[] = {0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 5, 7, 7, 8, 8, 9, 9, 10, -1};
+    const int want[] = {1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 1};
+    const int want_front[] = {1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2};
+    double costs[11] = {0, 0, 100, 100, 500, 100, 0, 0, 0, 0, 0};
+    int n = (int)(sizeof names / sizeof names[0]), device[11];
+    pb_graph *g = test_graph("amoebanet-4c", names, n, costs, NULL, edges);
+    pb_error err;
+    assert_int_equal(test_place("expert", NULL, 0, g, 2, device, &err), PB_OK);
+    expect_devices("amoebanet cells", names, n, device, want);
+    option_kv flops[] = {{"balance", "flops"}};
+    assert_int_equal(test_place("expert", flops, 1, g, 2, device, &err), PB_OK);
+    expect_devices("amoebanet flops", names, n, device, want);
+    graph_free(g);
+    costs[2] = 500;
+    costs[4] = 100;
+    g = test_graph("amoebanet-4c", names, n, costs, NULL, edges);
+    assert_int_equal(test_place("expert", flops, 1, g, 2, device, &err), PB_OK);
+    expect_devices("amoebanet flops, heavy first cell", names, n, device, want_front);
+    graph_free(g);
+}
+
 static void test_expert_unknown(void **state)
 {
     (void)state;
     const char *names[] = {"a", "b"};
     int device[2];
-    pb_graph *g = test_graph("transformer-xl-2l", names, 2, NULL, NULL, no_edges);
+    pb_graph *g = test_graph("nce-2l", names, 2, NULL, NULL, no_edges);
     pb_error err;
     assert_int_equal(test_place("expert", NULL, 0, g, 2, device, &err), PB_ERR);
-    assert_non_null(strstr(err.msg, "no human-expert placement for graph 'transformer-xl-2l'"));
+    assert_non_null(strstr(err.msg, "no human-expert placement for graph 'nce-2l'"));
     graph_free(g);
 }
 
@@ -311,6 +422,9 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_expert_rnnlm),
         cmocka_unit_test(test_expert_gnmt),
+        cmocka_unit_test(test_expert_txl),
+        cmocka_unit_test(test_expert_wavenet),
+        cmocka_unit_test(test_expert_amoebanet),
         cmocka_unit_test(test_expert_unknown),
         cmocka_unit_test(test_metis),
         cmocka_unit_test(test_hdp),
