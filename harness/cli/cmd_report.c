@@ -210,6 +210,12 @@ static int report_heterps(store *s, const report_args *a, FILE *f, pb_error *err
             fprintf(f, "\n## HeterPS: cost, throughput and scheduling time (%s, %s)\n",
                     paper ? paper->name : "no paper", paper ? paper->heterps->tables : "-");
         cli_tables_heterps(f, &t, paper ? paper->heterps : NULL, a->csv);
+        store_heterps_fig4 fig4;
+        rc =
+            store_tables_heterps_fig4(s, paper ? paper->heterps->rl_placer : "heterps", &fig4, err);
+        if (!rc)
+            cli_tables_heterps_fig4(f, &fig4, paper ? paper->heterps : NULL, a->csv);
+        store_heterps_fig4_free(&fig4);
     }
     store_heterps_table_free(&t);
     return rc && !automatic;
