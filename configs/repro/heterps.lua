@@ -10,6 +10,7 @@
 --   placebench run configs/repro/heterps.lua --profile quick -j 2     # about a minute
 --   placebench run configs/repro/heterps.lua --profile table2 -j 1    # Table 2: BF(2), BF(4), RL
 --   placebench run configs/repro/heterps.lua --profile types -j 2     # Figs. 5-7: MATCHNET, T
+--   placebench run configs/repro/heterps.lua --profile fig4 -j 2      # Fig. 4: provisioning
 --
 -- A plan that misses the throughput limit or a resource limit is a failed run with the reason
 -- (CPU-only on CTRDNN-16 and MATCHNET needs more than 480 cores).  To report such a fixed plan
@@ -20,6 +21,17 @@ local models = { "datasets/heterps/ctrdnn-16.json", "datasets/heterps/matchnet.j
                  "datasets/heterps/2emb.json", "datasets/heterps/nce.json" }
 local methods = { "heterps", "rl-rnn", "bo", "genetic", "greedy", "all-cpu", "all-gpu",
                   "heuristic", "brute-force" }
+
+-- The heterps simulator at each throughput-limit scale and provisioning rule (Fig. 4).
+local function fig4_simulators()
+  local list = {}
+  for _, scale in ipairs({ 0.25, 0.5, 1, 2 }) do
+    for _, rule in ipairs({ "heterps", "sta-ps-ratio", "sta-ratio" }) do
+      list[#list + 1] = { "heterps", tl_scale = scale, provision = rule }
+    end
+  end
+  return list
+end
 
 return experiment {
   name      = "heterps",
@@ -50,6 +62,18 @@ return experiment {
       placer   = { { "brute-force", max_plans = 2e7 }, "heterps" },
       repeats  = 1,
       results  = "results/heterps-table2.db",
+    },
+    -- Fig. 4: CTRDNN-16 provisioned by PROVISION (ours), StaPSRatio (1 GPU : 6 cores : 6 PS
+    -- cores) and StaRatio (1 GPU : 6 cores shared with the PS) at throughput limits of 0.25, 0.5,
+    -- 1 and 2 x 1.2e6 examples/s; the RL-LSTM scheduler plans under each rule (spec §3.5 keeps the
+    -- plan PROVISION's run found: `placebench simulate` with --opt simulator.provision=... costs a
+    -- fixed plan).  `report --tables heterps` gives the Fig. 4 table.
+    fig4 = {
+      datasets  = "datasets/heterps/ctrdnn-16.json",
+      simulator = fig4_simulators(),
+      placer    = "heterps",
+      repeats   = 1,
+      results   = "results/heterps-fig4.db",
     },
     -- Figs. 5-7: MATCHNET with 2 to 16, 32 and 64 resource types, limits lifted (x100) as the
     -- paper's "more servers can be added".

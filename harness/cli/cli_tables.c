@@ -528,6 +528,84 @@ static void cli_tables_heterps_csv(FILE *f, const store_heterps_table *t,
             }
 }
 
+/* The row of (model, tl, provision) in t, or NULL. */
+static const store_heterps_fig4_row *cli_fig4_at(const store_heterps_fig4 *t, const char *model,
+                                                 double tl, int provision)
+{
+    for (int i = 0; i < t->n; i++)
+        if (strcmp(t->rows[i].model, model) == 0 && t->rows[i].tl_scale == tl &&
+            t->rows[i].provision == provision)
+            return &t->rows[i];
+    return NULL;
+}
+
+/* A cost cell: the mean, the ratio to ours; "-" without runs, "failed" or "infeasible". */
+static void cli_fig4_cell(FILE *f, const store_heterps_fig4_row *r, double ours, int csv)
+{
+    if (csv) {
+        fputc(',', f);
+        if (r && isfinite(r->cost))
+            fprintf(f, "%.6g", r->cost);
+        return;
+    }
+    if (!r)
+        fputs(" - |", f);
+    else if (!isfinite(r->cost))
+        fprintf(f, " %s (%d run%s) |", r->n_ok ? "infeasible" : "failed", r->n_runs,
+                r->n_runs == 1 ? "" : "s");
+    else if (isfinite(ours) && ours > 0)
+        fprintf(f, " %.2f (%.2fx, %+.1f %%) |", r->cost, r->cost / ours,
+                100 * (r->cost - ours) / ours);
+    else
+        fprintf(f, " %.2f |", r->cost);
+}
+
+void cli_tables_heterps_fig4(FILE *f, const store_heterps_fig4 *t, const papers_heterps_tables *pt,
+                             int csv)
+{
+    if (t->n == 0)
+        return;
+    if (csv)
+        fputs("table,model,tl_scale,ours_usd,sta_ps_ratio_usd,sta_ratio_usd\n", f);
+    else
+        fputs("\n### Fig. 4: provisioning against StaPSRatio and StaRatio (cost USD, ratio and gap "
+              "to ours; the scheduler plans under each rule)\n\n"
+              "| model | TL x | ours (PROVISION) | StaPSRatio | StaRatio | ours < StaPSRatio < "
+              "StaRatio |\n|---|--:|--:|--:|--:|---|\n",
+              f);
+    for (int i = 0; i < t->n; i++) {
+        const store_heterps_fig4_row *r = &t->rows[i];
+        if (i > 0 && strcmp(r->model, t->rows[i - 1].model) == 0 &&
+            r->tl_scale == t->rows[i - 1].tl_scale)
+            continue; /* one line per (model, TL) */
+        const store_heterps_fig4_row *ours = cli_fig4_at(t, r->model, r->tl_scale, 0);
+        const store_heterps_fig4_row *ps = cli_fig4_at(t, r->model, r->tl_scale, 2);
+        const store_heterps_fig4_row *sta = cli_fig4_at(t, r->model, r->tl_scale, 1);
+        if (!ps && !sta)
+            continue; /* no static run at this limit: not part of Fig. 4 */
+        double c0 = ours ? ours->cost : NAN;
+        if (csv)
+            fprintf(f, "heterps_fig4,%s,%g", r->model, r->tl_scale);
+        else
+            fprintf(f, "| %s | %g |", r->model, r->tl_scale);
+        cli_fig4_cell(f, ours, NAN, csv);
+        cli_fig4_cell(f, ps, c0, csv);
+        cli_fig4_cell(f, sta, c0, csv);
+        if (csv) {
+            fputc('\n', f);
+            continue;
+        }
+        int known = isfinite(c0) && ps && isfinite(ps->cost) && sta && isfinite(sta->cost);
+        fprintf(f, " %s |\n", !known ? "-" : c0 < ps->cost && ps->cost < sta->cost ? "yes" : "no");
+    }
+    if (!csv && pt)
+        fprintf(f,
+                "\nThe paper gives no cost per limit, only the largest gaps: ours beats StaRatio "
+                "by up to %.1f %% and StaPSRatio by up to %.1f %%, and StaPSRatio beats StaRatio "
+                "by up to %.1f %%.\n",
+                pt->fig4_sta_pct, pt->fig4_ps_pct, pt->fig4_ps_vs_sta_pct);
+}
+
 void cli_tables_heterps(FILE *f, const store_heterps_table *t, const papers_heterps_tables *pt,
                         int csv)
 {

@@ -26,6 +26,10 @@ void cli_tables_embeddings(FILE *f, const store_embedding_table *t,
  * the runs have brute force on CTRDNN models.  pt borrowed (NULL: ours only); methods in the
  * paper's order, then the others.  CSV: one row per (model, T, method) cell.
  */
+/* Fig. 4: cost of PROVISION against StaPSRatio and StaRatio per model and throughput limit,
+ * with the ratio to ours, whether ours < StaPSRatio < StaRatio, and the paper's largest gaps. */
+void cli_tables_heterps_fig4(FILE *f, const store_heterps_fig4 *t, const papers_heterps_tables *pt,
+                             int csv);
 void cli_tables_heterps(FILE *f, const store_heterps_table *t, const papers_heterps_tables *pt,
                         int csv);
 

@@ -34,7 +34,9 @@ static const char cmd_report_usage[] =
     "  heterps     the HeterPS paper's tables, over the runs of the heterps simulator, per\n"
     "              number of resource types: monetary cost (mean, spread, gap over RL-LSTM),\n"
     "              throughput and feasibility, and scheduling time per method and model, then\n"
-    "              Table 2 (BF(2), BF(4), RL on CTRDNN), beside the paper's figures.\n"
+    "              Table 2 (BF(2), BF(4), RL on CTRDNN), beside the paper's figures; with\n"
+    "              runs of the simulator's provision = sta-ratio or sta-ps-ratio, Fig. 4\n"
+    "              (cost per model, throughput limit and provisioning rule).\n"
     "  gdp         the GDP paper's Table 1, over the runs on the gdp-p100 cluster: run time of\n"
     "              GDP-one (gdp), HP (expert), METIS (metis) and HDP (hdp) per model and GPU\n"
     "              count, speed-ups over HP and HDP, search speed-up over HDP, GEOMEAN and the\n"
@@ -210,6 +212,12 @@ static int report_heterps(store *s, const report_args *a, FILE *f, pb_error *err
             fprintf(f, "\n## HeterPS: cost, throughput and scheduling time (%s, %s)\n",
                     paper ? paper->name : "no paper", paper ? paper->heterps->tables : "-");
         cli_tables_heterps(f, &t, paper ? paper->heterps : NULL, a->csv);
+        store_heterps_fig4 fig4;
+        rc =
+            store_tables_heterps_fig4(s, paper ? paper->heterps->rl_placer : "heterps", &fig4, err);
+        if (!rc)
+            cli_tables_heterps_fig4(f, &fig4, paper ? paper->heterps : NULL, a->csv);
+        store_heterps_fig4_free(&fig4);
     }
     store_heterps_table_free(&t);
     return rc && !automatic;

@@ -9,14 +9,6 @@ enum { ELEM_ADD, ELEM_SUB, ELEM_MUL };
 /* Unary kinds: the activations share their PB_NN_ACT_* numbers. */
 enum { ELEM_EXP = 16, ELEM_LOG, ELEM_SCALE, ELEM_ADD_SCALAR };
 
-static float elem_sigmoid(float x)
-{
-    if (x >= 0.0f)
-        return 1.0f / (1.0f + expf(-x));
-    float e = expf(x);
-    return e / (1.0f + e);
-}
-
 /* Branch-free: ReLU inputs have random signs, and a mispredicted branch per entry costs more
  * than the arithmetic. */
 static void elem_relu(float *v, size_t n)
@@ -64,7 +56,7 @@ void nn_elem_activate(int act, float *v, size_t n)
         break;
     case PB_NN_ACT_SIGMOID:
         for (size_t i = 0; i < n; i++)
-            v[i] = elem_sigmoid(v[i]);
+            v[i] = nn_elem_sigmoid(v[i]);
         break;
     case PB_NN_ACT_TANH:
         for (size_t i = 0; i < n; i++)

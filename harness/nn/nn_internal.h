@@ -4,6 +4,7 @@
 
 #include "placebench.h"
 
+#include <math.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -153,6 +154,14 @@ nn_record *nn_tape_record(pb_nn_tape *t, nn_backward_fn backward, pb_nn_tensor *
  * index in range); else records why, naming op, and returns PB_ERR (nn_rows.c). */
 int nn_check_csr(pb_nn_tape *t, const char *op, const pb_nn_csr *csr, int x_rows);
 
+/* The logistic function as every sigmoid of the core computes it (no overflow for large |x|). */
+static inline float nn_elem_sigmoid(float x)
+{
+    if (x >= 0.0f)
+        return 1.0f / (1.0f + expf(-x));
+    float e = expf(x);
+    return e / (1.0f + e);
+}
 /* Applies activation act (PB_NN_ACT_*) in place. */
 void nn_elem_activate(int act, float *v, size_t n);
 /* dx += dy * act'(.) expressed through the activation's output y. */

@@ -100,6 +100,9 @@ typedef struct papers_heterps_tables {
     const char *bf_placer, *rl_placer; /* placebench's names for Table 2's BF and RL */
     /* Fig. 10: every method meets the throughput limit except this method on this model. */
     const char *below_tl_placer, *below_tl_model;
+    /* Fig. 4: the largest gaps the text gives, in %: ours against StaRatio and StaPSRatio, and
+     * StaPSRatio against StaRatio (no figure per throughput limit). */
+    double fig4_sta_pct, fig4_ps_pct, fig4_ps_vs_sta_pct;
 } papers_heterps_tables;
 
 /* One row of GDP's Table 1 (specs/gdp.md §12): run times in s on `gpus` P100s; NaN for OOM. */

@@ -525,8 +525,12 @@ static const char store_tables_heterps_fmt[] =
     " max(CASE WHEN status = 0 THEN monetary_cost END),"
     " avg(CASE WHEN status = 0 AND monetary_cost IS NOT NULL THEN throughput END),"
     " avg(CASE WHEN status = 0 THEN search_wall_s END)"
-    " FROM (SELECT %s FROM runs) WHERE simulator = 'heterps' GROUP BY m, n_devices, placer"
-    " ORDER BY m, n_devices, placer";
+    " FROM (SELECT %s FROM runs) WHERE simulator = 'heterps'"
+    /* Fig. 4's runs (static provisioning, other throughput limits) have their own table */
+    " AND coalesce(json_extract(settings_json, '$.simulator.options.provision'), 'heterps')"
+    " = 'heterps' AND coalesce(CAST(json_extract(settings_json,"
+    " '$.simulator.options.tl_scale') AS REAL), 1.0) = 1.0"
+    " GROUP BY m, n_devices, placer ORDER BY m, n_devices, placer";
 
 static double store_tables_real(sqlite3_stmt *st, int col)
 {
@@ -623,6 +627,76 @@ int store_tables_heterps(store *s, store_heterps_table *out, pb_error *err)
         store_tables_heterps_cell(out, st);
     sqlite3_finalize(st);
     return rc == SQLITE_DONE ? PB_OK : store_sql_error(s, "reading heterps runs", err);
+}
+
+/* Fig. 4: per (model, TL scale, provisioning) of one placer's heterps runs. */
+static const char store_tables_fig4_fmt[] =
+    "SELECT m, tl, pv, count(*), sum(status = 0), sum(status = 0 AND feasible = 1),"
+    " avg(CASE WHEN status = 0 AND feasible = 1 THEN monetary_cost END),"
+    " avg(CASE WHEN status = 0 AND feasible = 1 THEN throughput END), max(pv <> 'heterps')"
+    " FROM (SELECT CASE WHEN graph LIKE '%%.json' THEN substr(graph, 1, length(graph) - 5)"
+    " ELSE graph END AS m,"
+    " coalesce(CAST(json_extract(settings_json, '$.simulator.options.tl_scale') AS REAL), 1.0)"
+    " AS tl, coalesce(json_extract(settings_json, '$.simulator.options.provision'), 'heterps')"
+    " AS pv, status, feasible, monetary_cost, throughput, placer, simulator"
+    " FROM (SELECT %s FROM runs)) WHERE simulator = 'heterps' AND placer = ?1"
+    " GROUP BY m, tl, pv ORDER BY m, tl, pv = 'sta-ratio', pv = 'sta-ps-ratio'";
+
+int store_tables_heterps_fig4(store *s, const char *placer, store_heterps_fig4 *out, pb_error *err)
+{
+    memset(out, 0, sizeof *out);
+    sqlite3_stmt *st;
+    if (store_tables_prepare_runs(s, store_tables_fig4_fmt, sizeof store_tables_fig4_fmt, &st, err))
+        return PB_ERR;
+    sqlite3_bind_text(st, 1, placer, -1, SQLITE_TRANSIENT);
+    int rc, cap = 0, any_static = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (out->n == cap) {
+            cap = cap ? 2 * cap : 16;
+            store_heterps_fig4_row *grown = realloc(out->rows, (size_t)cap * sizeof *grown);
+            if (!grown) {
+                sqlite3_finalize(st);
+                return pb_errorf(err, "%s: out of memory", s->path);
+            }
+            out->rows = grown;
+        }
+        const char *pv = store_tables_text(st, 2);
+        store_heterps_fig4_row *r = &out->rows[out->n];
+        *r = (store_heterps_fig4_row){
+            .model = strdup(store_tables_text(st, 0)),
+            .tl_scale = sqlite3_column_double(st, 1),
+            .provision = strcmp(pv, "sta-ratio") == 0      ? 1
+                         : strcmp(pv, "sta-ps-ratio") == 0 ? 2
+                                                           : 0,
+            .n_runs = sqlite3_column_int(st, 3),
+            .n_ok = sqlite3_column_int(st, 4),
+            .n_feasible = sqlite3_column_int(st, 5),
+            .cost = store_tables_real(st, 6),
+            .throughput = store_tables_real(st, 7),
+        };
+        if (!r->model) {
+            sqlite3_finalize(st);
+            return pb_errorf(err, "%s: out of memory", s->path);
+        }
+        any_static |= sqlite3_column_int(st, 8);
+        out->n++;
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE)
+        return store_sql_error(s, "reading heterps runs", err);
+    if (!any_static) {
+        store_heterps_fig4_free(out);
+        memset(out, 0, sizeof *out);
+    }
+    return PB_OK;
+}
+
+void store_heterps_fig4_free(store_heterps_fig4 *t)
+{
+    for (int i = 0; i < t->n; i++)
+        free(t->rows[i].model);
+    free(t->rows);
+    memset(t, 0, sizeof *t);
 }
 
 void store_heterps_table_free(store_heterps_table *t)

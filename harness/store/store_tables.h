@@ -104,6 +104,26 @@ typedef struct store_heterps_table {
  * no run used the heterps simulator. */
 int store_tables_heterps(store *s, store_heterps_table *out, pb_error *err);
 void store_heterps_table_free(store_heterps_table *t);
+/* One (model, throughput-limit scale, provisioning) group of Fig. 4's runs. */
+typedef struct store_heterps_fig4_row {
+    char *model;     /* owned; the graph file's name without ".json" */
+    double tl_scale; /* the heterps simulator's tl_scale (1 when not set) */
+    int provision;   /* 0 = heterps (PROVISION), 1 = sta-ratio, 2 = sta-ps-ratio */
+    int n_runs, n_ok, n_feasible;
+    double cost;       /* mean monetary cost (USD) over the ok, feasible runs; NaN when none */
+    double throughput; /* mean throughput over the same runs */
+} store_heterps_fig4_row;
+
+typedef struct store_heterps_fig4 {
+    store_heterps_fig4_row *rows; /* [n] by model, tl_scale, provision */
+    int n;
+} store_heterps_fig4;
+
+/* The runs of `placer` under the heterps simulator grouped for Fig. 4 (caller frees with
+ * store_heterps_fig4_free, also after an error); rows of every provisioning, n = 0 when no run
+ * used a static one (then there is no Fig. 4). */
+int store_tables_heterps_fig4(store *s, const char *placer, store_heterps_fig4 *out, pb_error *err);
+void store_heterps_fig4_free(store_heterps_fig4 *t);
 /* The cell of (model, devices, placer); NULL when any is absent.  Borrowed from t. */
 const store_heterps_cell *store_heterps_at(const store_heterps_table *t, const char *model,
                                            int devices, const char *placer);

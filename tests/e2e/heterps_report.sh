@@ -27,7 +27,7 @@ expect_line() {
 # ---- report: cost, throughput, scheduling time and Table 2 beside the paper's figures
 "$PB_BIN" report "$db" >"$tmp/report.md"
 for line in \
-    "## HeterPS: cost, throughput and scheduling time (HeterPS paper, Tables 2-3, Figs. 5-10)" \
+    "## HeterPS: cost, throughput and scheduling time (HeterPS paper, Tables 2-3, Figs. 4-10)" \
     "| method | ctrdnn-16 | ctrdnn-8 | paper (Figs. 8-10: largest gap, 4 models) |" \
     "| heterps | 9.5 (+0.0 %) [9-10] | 4 (+0.0 %) | 0 % |" \
     "| greedy | 14.25 (+50.0 %) | 5 (+25.0 %) | <= 29.3 % |" \
@@ -76,6 +76,16 @@ if command -v gnuplot >/dev/null; then
     expect_line "$tmp/plots/heterps_sched_time.series.tsv" \
         "$(printf '3\tbrute-force, T = 4\t3\t1')"
 fi
+
+# ---- Fig. 4: the runs with static provisioning or another throughput limit, in their own table
+for line in \
+    "| model | TL x | ours (PROVISION) | StaPSRatio | StaRatio | ours < StaPSRatio < StaRatio |" \
+    "| ctrdnn-16 | 0.5 | 10.00 | 12.00 (1.20x, +20.0 %) | 15.00 (1.50x, +50.0 %) | yes |" \
+    "| ctrdnn-16 | 1 | 9.50 | 9.00 (0.95x, -5.3 %) | 19.00 (2.00x, +100.0 %) | no |" \
+    "| ctrdnn-16 | 2 | - | - | failed (1 run) | - |"; do
+    expect_line "$tmp/report.md" "$line"
+done
+grep -q "^| ctrdnn-8 |" "$tmp/report.md" && fail "Fig. 4 has a line for ctrdnn-8, which has no static run"
 
 # ---- the same runs in a schema 1 file: times are reported, costs are "not stored"
 old="$tmp/old.db"

@@ -151,6 +151,11 @@ void heterps_evaluate_counts(const heterps_profile *p, const heterps_stage *st, 
 void heterps_provision(const heterps_profile *p, const int *plan, heterps_stage *st,
                        heterps_result *r);
 
+/* Step 1 of PROVISION(SP): when a stage of st[0..n) has its Amdahl ceiling at or below TL, no
+ * unit count meets TL; r is then the unprovisioned, penalised result and the return is 1. */
+int heterps_ceiling_blocked(const heterps_profile *p, const heterps_stage *st, int n,
+                            heterps_result *r);
+
 /* PS cores the provisioning gives for a plan (§2.4): ceil(TL * tau_PS). */
 int heterps_ps_cores(const heterps_profile *p, const int *plan);
 /* tau_PS of a plan, core-seconds per example. */
@@ -160,7 +165,8 @@ double heterps_tau_ps(const heterps_profile *p, const int *plan);
 enum { HETERPS_STA_RATIO = 0, HETERPS_STA_PS_RATIO = 1 };
 /* Provisions plan by the static ratio `which` with the smallest g in 1..g_max that meets TL and
  * evaluates it (the cost counts all g GPUs and all cores); *g_out receives g.  When no g meets
- * TL, r->feasible is 0 and r holds the evaluation at g_max. */
+ * TL, r->feasible is 0 and r holds the evaluation at g_max; a plan with a stage whose Amdahl
+ * ceiling is at or below TL is refused at once (as PROVISION refuses it, *g_out = 0). */
 void heterps_static(const heterps_profile *p, const int *plan, int which, int g_max,
                     heterps_stage *st, heterps_result *r, int *g_out);
 

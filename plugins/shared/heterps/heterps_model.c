@@ -278,10 +278,9 @@ static int heterps_paper_counts(const heterps_profile *p, heterps_stage *st, int
     return 1;
 }
 
-void heterps_provision(const heterps_profile *p, const int *plan, heterps_stage *st,
-                       heterps_result *r)
+int heterps_ceiling_blocked(const heterps_profile *p, const heterps_stage *st, int n,
+                            heterps_result *r)
 {
-    int n = heterps_stages(p, plan, st);
     double v = 0;
     int blocked = 0;
     for (int i = 0; i < n; i++) {
@@ -293,11 +292,18 @@ void heterps_provision(const heterps_profile *p, const int *plan, heterps_stage 
         blocked = 1;
         v = (p->tl - ceiling) / p->tl > v ? (p->tl - ceiling) / p->tl : v;
     }
-    if (blocked) {
+    if (blocked)
         heterps_unprovisioned(p, n, v, "a stage cannot reach the throughput limit (Amdahl ceiling)",
                               r);
+    return blocked;
+}
+
+void heterps_provision(const heterps_profile *p, const int *plan, heterps_stage *st,
+                       heterps_result *r)
+{
+    int n = heterps_stages(p, plan, st);
+    if (heterps_ceiling_blocked(p, st, n, r))
         return;
-    }
     if (p->mode == HETERPS_PAPER) {
         if (!heterps_paper_counts(p, st, n)) {
             heterps_unprovisioned(p, n, 1.0, "paper-mode provisioning found no unit counts", r);

@@ -97,6 +97,8 @@ void heterps_static(const heterps_profile *p, const int *plan, int which, int g_
         return;
     }
     int n = heterps_stages(p, plan, st);
+    if (heterps_ceiling_blocked(p, st, n, r))
+        return;
     double tau = heterps_tau_ps(p, plan);
     *r = (heterps_result){.n_stages = n, .reason = "no GPU count meets the throughput limit"};
     r->cost_pen = 2 * p->c_ub;

@@ -16,6 +16,7 @@ typedef struct hsim_opts {
     double cpu_limit, gpu_limit, limit_scale;
     int infeasible;
     int profile;
+    int provision;
 } hsim_opts;
 
 /* clang-format off */
@@ -66,6 +67,10 @@ static const pb_option_def hsim_options[] = {
      .choices = "spec|devcost",
      .help = "a layer's OCT on a CPU core and a GPU: spec = the profile generator of spec §4 (its constants; the spec's worked example and checked optima); devcost = the harness's per-device cost model (the model zoo's roofline, pb_op_time_us) on the cluster's CPU type and first GPU type; alpha, IO and BND stay §4's",
      .offset = offsetof(hsim_opts, profile)},
+    {.name = "provision", .type = PB_OPT_ENUM, .default_value = "heterps", .min = 1, .max = 0,
+     .choices = "heterps|sta-ratio|sta-ps-ratio",
+     .help = "unit counts of a placement's stages: heterps = PROVISION(SP), Formulas 11-13 in the mode above; sta-ratio = StaRatio, the least g GPUs with 6g cores shared by the CPU stages and the PS; sta-ps-ratio = StaPSRatio, g GPUs, 6g training cores and 6g PS cores (spec §3.5, Fig. 4; searchers then plan under that rule)",
+     .offset = offsetof(hsim_opts, provision)},
 };
 /* clang-format on */
 
@@ -78,6 +83,8 @@ typedef struct hsim_prepared {
     int *plan;                 /* [n_layers] scratch */
     heterps_stage *stages;     /* [n_layers] scratch */
     int capped;                /* report infeasible placements capped (§3.4) */
+    int provision;             /* 0 = PROVISION(SP), else 1 + HETERPS_STA_RATIO / _PS_RATIO */
+    int g_max;                 /* static provisioning: the most GPUs the limits allow */
 } hsim_prepared;
 
 static int hsim_create(const pb_create_args *a, void **instance, pb_error *err)
@@ -183,7 +190,17 @@ static int hsim_prepare(void *instance, const pb_graph *g, const pb_cluster *c, 
         return PB_ERR;
     }
     h->cluster = c;
-    h->capped = ((const hsim_opts *)instance)->infeasible == 1;
+    const hsim_opts *o = instance;
+    h->capped = o->infeasible == 1;
+    h->provision = o->provision;
+    /* g GPUs and 6g (StaRatio) or 12g (StaPSRatio) cores: beyond the limits every g fails */
+    const heterps_profile *p = h->profile;
+    double gpus = 0;
+    for (int t = 1; t < p->n_types; t++)
+        gpus += p->limit[t];
+    double by_cpu = p->limit[0] / (o->provision == 2 ? 12 : 6);
+    double g_max = floor(gpus < by_cpu ? gpus : by_cpu);
+    h->g_max = g_max < 1 ? 1 : g_max > 1e6 ? 1000000 : (int)g_max;
     *prepared = h;
     return PB_OK;
 }
@@ -215,7 +232,11 @@ static int hsim_evaluate(void *prepared, const pb_strategy *s, pb_eval *out, pb_
     if (hsim_plan(h, s, err))
         return PB_ERR;
     heterps_result r;
-    if (s->kind == PB_STRATEGY_PLACEMENT) {
+    if (s->kind == PB_STRATEGY_PLACEMENT && h->provision) {
+        int g;
+        heterps_static(p, h->plan, h->provision == 1 ? HETERPS_STA_RATIO : HETERPS_STA_PS_RATIO,
+                       h->g_max, h->stages, &r, &g);
+    } else if (s->kind == PB_STRATEGY_PLACEMENT) {
         heterps_provision(p, h->plan, h->stages, &r);
         if (!r.feasible && h->capped)
             heterps_capped(p, h->plan, h->stages, &r);

@@ -843,6 +843,107 @@ static void test_grad_lstm(void **state)
     pb_nn_params_free(p);
 }
 
+/* The LSTM cell composed of the core's ops, as pb_nn_lstm_step was written before it became one
+ * fused op: the reference the fused step must match bit for bit. */
+static void ref_lstm_step(pb_nn_tape *t, pb_nn_params *p, const pb_nn_lstm *m, pb_nn_tensor *x,
+                          pb_nn_tensor *h, pb_nn_tensor *c, pb_nn_tensor **h_out,
+                          pb_nn_tensor **c_out)
+{
+    int n = m->hidden;
+    pb_nn_tensor *xh[2] = {x, h};
+    pb_nn_tensor *z = pb_nn_linear(t, pb_nn_concat_cols(t, 2, xh), pb_nn_param(t, p, m->weight),
+                                   pb_nn_param(t, p, m->bias), PB_NN_ACT_NONE);
+    pb_nn_tensor *i = pb_nn_sigmoid(t, pb_nn_slice_cols(t, z, 0, n));
+    pb_nn_tensor *f = pb_nn_sigmoid(t, pb_nn_slice_cols(t, z, n, n));
+    pb_nn_tensor *g = pb_nn_tanh(t, pb_nn_slice_cols(t, z, 2 * n, n));
+    pb_nn_tensor *o = pb_nn_sigmoid(t, pb_nn_slice_cols(t, z, 3 * n, n));
+    *c_out = pb_nn_add(t, pb_nn_mul(t, f, c), pb_nn_mul(t, i, g));
+    *h_out = pb_nn_mul(t, o, pb_nn_tanh(t, *c_out));
+}
+
+/* One case of the comparison: `steps` steps over `rows` rows (rows 2k and 2k+1 read the same x,
+ * so the fused step's reuse of repeated rows is exercised), a linear head on every h and the
+ * final c in the loss; inputs constant or parameters (with gradients). */
+typedef struct lstm_case {
+    int rows, in, hidden, steps, inputs_are_params;
+} lstm_case;
+
+/* Runs the case with the fused (fused != 0) or the composed cell; returns the values of every h
+ * and the gradients of all parameters, concatenated (caller frees). */
+static float *lstm_case_run(const lstm_case *k, int fused, size_t *n_out)
+{
+    pb_nn_params *p = pb_nn_params_new();
+    pb_rng rng;
+    pb_rng_seed(&rng, 1234);
+    pb_error err;
+    int xs = pb_nn_params_add(p, "x", k->steps * k->rows, k->in, PB_NN_INIT_ZEROS, NULL, &err);
+    int h0 = pb_nn_params_add(p, "h0", k->rows, k->hidden, PB_NN_INIT_ZEROS, NULL, &err);
+    int c0 = pb_nn_params_add(p, "c0", k->rows, k->hidden, PB_NN_INIT_ZEROS, NULL, &err);
+    int head = pb_nn_params_add(p, "head", k->hidden, 3, PB_NN_INIT_GLOROT, &rng, &err);
+    pb_nn_lstm m;
+    assert_int_equal(pb_nn_lstm_init(&m, p, "cell", k->in, k->hidden, &rng, &err), PB_OK);
+    float *v = pb_nn_params_values(p);
+    for (int r = 0; r < k->steps * k->rows; r++)
+        for (int j = 0; j < k->in; j++)
+            v[pb_nn_params_offset(p, xs) + (size_t)r * k->in + j] =
+                r % 2 ? v[pb_nn_params_offset(p, xs) + (size_t)(r - 1) * k->in + j]
+                      : (float)(2 * pb_rng_uniform(&rng) - 1);
+    for (int j = 0; j < 4 * k->hidden; j++) /* a general bias */
+        v[pb_nn_params_offset(p, m.bias) + j] = (float)(pb_rng_uniform(&rng) - 0.5);
+    pb_nn_tape *t = pb_nn_tape_new();
+    pb_nn_tensor *x_all = k->inputs_are_params ? pb_nn_param(t, p, xs)
+                                               : pb_nn_constant(t, k->steps * k->rows, k->in,
+                                                                v + pb_nn_params_offset(p, xs));
+    pb_nn_tensor *h =
+        k->inputs_are_params ? pb_nn_param(t, p, h0) : pb_nn_constant(t, k->rows, k->hidden, NULL);
+    pb_nn_tensor *c =
+        k->inputs_are_params ? pb_nn_param(t, p, c0) : pb_nn_constant(t, k->rows, k->hidden, NULL);
+    size_t n_h = (size_t)k->steps * k->rows * k->hidden, n_p = pb_nn_params_size(p);
+    float *out = malloc((n_h + n_p) * sizeof *out);
+    pb_nn_tensor *loss = NULL;
+    for (int s = 0; s < k->steps; s++) {
+        pb_nn_tensor *x = pb_nn_rows(t, x_all, s * k->rows, k->rows), *h2, *c2;
+        (fused ? pb_nn_lstm_step : ref_lstm_step)(t, p, &m, x, h, c, &h2, &c2);
+        h = h2;
+        c = c2;
+        expect_status_ok(t);
+        memcpy(out + (size_t)s * k->rows * k->hidden, h->data,
+               (size_t)k->rows * k->hidden * sizeof(float));
+        pb_nn_tensor *y = pb_nn_log_softmax(t, pb_nn_matmul(t, h, pb_nn_param(t, p, head)));
+        pb_nn_tensor *term = pb_nn_sum(t, pb_nn_mul(t, y, y));
+        loss = loss ? pb_nn_add(t, loss, term) : term;
+    }
+    loss = pb_nn_add(t, loss, pb_nn_sum(t, pb_nn_mul(t, c, c)));
+    pb_nn_params_zero_grad(p);
+    assert_int_equal(pb_nn_backward(t, loss, NULL, &err), PB_OK);
+    memcpy(out + n_h, pb_nn_params_grads(p), n_p * sizeof(float));
+    *n_out = n_h + n_p;
+    pb_nn_tape_free(t);
+    pb_nn_params_free(p);
+    return out;
+}
+
+/* The fused LSTM step gives exactly the bits of the composed cell: values and gradients, with
+ * one to 32 rows (the fused kernel and OpenBLAS), repeated rows, constant or learned inputs,
+ * and the HeterPS policy's shape (32 plans, 31 features, 64 hidden). */
+static void test_lstm_fused_matches_composed(void **state)
+{
+    (void)state;
+    static const lstm_case cases[] = {{1, 3, 4, 3, 1},  {2, 5, 4, 3, 0},    {5, 7, 8, 4, 1},
+                                      {32, 7, 8, 3, 0}, {32, 31, 64, 4, 0}, {32, 31, 64, 2, 1}};
+    for (size_t q = 0; q < sizeof cases / sizeof cases[0]; q++) {
+        size_t na, nb;
+        float *a = lstm_case_run(&cases[q], 1, &na), *b = lstm_case_run(&cases[q], 0, &nb);
+        assert_int_equal(na, nb);
+        for (size_t i = 0; i < na; i++)
+            if (memcmp(&a[i], &b[i], sizeof(float)) != 0)
+                fail_msg("case %zu entry %zu: fused %.9g, composed %.9g", q, i, (double)a[i],
+                         (double)b[i]);
+        free(a);
+        free(b);
+    }
+}
+
 /* Two Elman steps from (x, h) with the same x. */
 static pb_nn_tensor *b_elman(pb_nn_tape *t, pb_nn_params *p, const void *ctx)
 {
@@ -1806,6 +1907,7 @@ int main(void)
         cmocka_unit_test(test_grad_custom_op),
         cmocka_unit_test(test_grad_mlp),
         cmocka_unit_test(test_grad_lstm),
+        cmocka_unit_test(test_lstm_fused_matches_composed),
         cmocka_unit_test(test_grad_elman),
         cmocka_unit_test(test_forward_recurrent),
         cmocka_unit_test(test_tape_errors_are_sticky),

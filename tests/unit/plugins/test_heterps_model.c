@@ -187,6 +187,67 @@ static void test_worked_example_capped(void **state)
 }
 
 /* Exhaustive search over the 8 plans: the optimum is C,G,G. */
+/* Static provisioning (§3.5) of the worked example, by hand.  (C,G,G): S1 = CPU{l1} (OCT 0.04,
+ * ODT 0.01, weight max = 0.04), S2 = GPU{l2,l3} (OCT 0.02, alpha 0.9), PS pseudo-stage weight
+ * B_o tau_PS = 100 * 50e-6 = 0.005.  S2 needs 0.02 (0.1 + 0.9/g) <= 0.01 (TL 10,000 per 100
+ * examples): g >= 2.25, so g = 3.
+ * - StaRatio: 18 cores over S1 and the PS, one each and 16 by weight: 16 * 0.04/0.045 = 14.22,
+ *   16 * 0.005/0.045 = 1.78, the last unit to the larger remainder (PS): S1 15, PS 3.  S1: CT
+ *   0.04 (0.05 + 0.95/15) = 0.004533, DT 0.01 (0.5 + 0.5/15) = 0.005333 -> 18,750 ex/s; S2
+ *   0.008 -> 12,500; PS 3/50e-6 = 60,000.  Thr 12,500, ET 36e6/12,500 = 2,880 s = 0.8 h, cost
+ *   0.8 (3 * 2.42 + 18 * 0.04) = 6.384 USD.
+ * - StaPSRatio: S1 18 cores, 18 PS cores: thr still 12,500 (S2), cost 0.8 (7.26 + 36 * 0.04) =
+ *   6.96 USD.
+ * (G,G,G): one stage (OCT 0.05, alpha 0.93): 0.05 (0.07 + 0.93/g) <= 0.01 gives g = 8, thr
+ * 100 / (0.05 * 0.18625) = 10,738.26, ET 3,352.5 s = 0.93125 h.  StaRatio gives the PS all 48
+ * cores: 0.93125 (8 * 2.42 + 48 * 0.04) = 19.817; StaPSRatio pays 48 idle training cores and
+ * 48 PS cores: 0.93125 (19.36 + 96 * 0.04) = 21.605.
+ * (C,C,C): its Amdahl ceiling (819.7 ex/s) is below TL: refused with g = 0. */
+static void test_worked_example_static(void **state)
+{
+    (void)state;
+    heterps_profile *p = worked_example(32, HETERPS_BALANCED);
+    heterps_stage st[3];
+    heterps_result r;
+    int g, cgg[3] = {CPU, GPU, GPU}, ggg[3] = {GPU, GPU, GPU}, ccc[3] = {CPU, CPU, CPU};
+    heterps_static(p, cgg, HETERPS_STA_RATIO, 32, st, &r, &g);
+    assert_int_equal(g, 3);
+    assert_int_equal(st[0].k, 15);
+    assert_int_equal(st[1].k, 3);
+    assert_int_equal(r.n_ps, 3);
+    assert_rel(r.thr, 12500, 1e-12);
+    assert_rel(r.et_total, 2880, 1e-12);
+    assert_rel(r.cost, 6.384, 1e-12);
+    assert_true(r.feasible && r.cost_pen == r.cost);
+    heterps_static(p, cgg, HETERPS_STA_PS_RATIO, 32, st, &r, &g);
+    assert_int_equal(g, 3);
+    assert_int_equal(st[0].k, 18);
+    assert_int_equal(st[1].k, 3);
+    assert_int_equal(r.n_ps, 18);
+    assert_rel(r.thr, 12500, 1e-12);
+    assert_rel(r.cost, 6.96, 1e-12);
+    assert_true(r.feasible);
+    heterps_static(p, ggg, HETERPS_STA_RATIO, 32, st, &r, &g);
+    assert_int_equal(g, 8);
+    assert_int_equal(r.n_ps, 48);
+    assert_rel(r.thr, 100 / (0.05 * 0.18625), 1e-12);
+    assert_rel(r.cost, 0.93125 * 21.28, 1e-12);
+    heterps_static(p, ggg, HETERPS_STA_PS_RATIO, 32, st, &r, &g);
+    assert_int_equal(g, 8);
+    assert_int_equal(r.n_ps, 48);
+    assert_rel(r.cost, 0.93125 * 23.2, 1e-12);
+    /* g_max 7 is one GPU short: no count meets TL, penalised */
+    heterps_static(p, ggg, HETERPS_STA_RATIO, 7, st, &r, &g);
+    assert_false(r.feasible);
+    assert_true(r.cost_pen > p->c_ub);
+    heterps_static(p, ccc, HETERPS_STA_PS_RATIO, 32, st, &r, &g);
+    assert_int_equal(g, 0);
+    assert_false(r.feasible);
+    assert_false(r.provisioned);
+    assert_true(r.cost_pen > p->c_ub);
+    heterps_profile_free(p);
+}
+
 static void test_worked_example_optimum(void **state)
 {
     (void)state;
@@ -255,6 +316,7 @@ int main(void)
         cmocka_unit_test(test_worked_example_gpu_limit),
         cmocka_unit_test(test_worked_example_optimum),
         cmocka_unit_test(test_worked_example_capped),
+        cmocka_unit_test(test_worked_example_static),
         cmocka_unit_test(test_profile_magnitudes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
