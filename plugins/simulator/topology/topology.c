@@ -55,6 +55,7 @@ typedef struct topo_opts {
     long long batch_size;
     double nccl_a1, nccl_b1, nccl_a2, nccl_b2, nccl_ref_bandwidth;
     int base_groups, prune, placeholder, sum_parts; /* compiler switches (placebench/compile.h) */
+    int barriers; /* control waits on several tasks through one shared counter */
 } topo_opts;
 
 /* A task of one evaluation. */
@@ -107,6 +108,16 @@ typedef struct topo_prepared {
     int *arrival_start;     /* [cap_coll] offset of each instance's arrival list */
     double *coll_scale;     /* [cap_coll] */
     topo_pairs deps, consume, produce;
+
+    /* Barriers (option control_barriers): a task's control waits on two or more tasks become
+     * one wait on a counter shared by every task waiting on the same list.  Barrier b is key
+     * n_tasks + b of deps: its sources list it as a dependent, it lists the waiting tasks. */
+    int n_barriers, cap_bar, cap_bar_src, cap_buckets;
+    int *bar_src;            /* the barriers' source lists, one after the other */
+    int *bar_off, *bar_next; /* [cap_bar + 1] list start; [cap_bar] next of the hash chain */
+    unsigned *bar_hash;      /* [cap_bar] */
+    int *bar_bucket;         /* [cap_buckets] first barrier of each hash chain, -1 */
+    topo_pairs bar_out;      /* (barrier, waiting task) */
     double *link_free, *dev_free, *mem, *peak, *busy;
     unsigned char *used;
 
@@ -194,6 +205,15 @@ static const pb_option_def topo_options[] = {
      .help = "each replica of a Placeholder op waits for a shape Const of 0 µs on its device, "
              "as TAG generates the input (so it queues behind ops ready at the start)",
      .offset = offsetof(topo_opts, placeholder)},
+    {.name = "control_barriers",
+     .type = PB_OPT_BOOL,
+     .default_value = "true",
+     .min = 1,
+     .max = 0,
+     .help = "a task's control waits on two or more tasks (e.g. on every replica of an op) go "
+             "through one counter shared by the tasks waiting on the same list: n + m "
+             "dependencies instead of n x m, the same results; false: one per pair",
+     .offset = offsetof(topo_opts, barriers)},
     {.name = "sum_parts",
      .type = PB_OPT_BOOL,
      .default_value = "true",
@@ -300,6 +320,12 @@ static void topo_release(void *prepared)
     topo_pairs_free(&p->deps);
     topo_pairs_free(&p->consume);
     topo_pairs_free(&p->produce);
+    topo_pairs_free(&p->bar_out);
+    free(p->bar_src);
+    free(p->bar_off);
+    free(p->bar_next);
+    free(p->bar_hash);
+    free(p->bar_bucket);
     free(p->link_free);
     free(p->dev_free);
     free(p->mem);
@@ -427,11 +453,19 @@ static int topo_reserve(topo_prepared *p, const pb_compiled *cg)
     }
     if (nodes > p->cap_nodes) {
         int cap = 2 * nodes;
+        int buckets = 1;
+        while (buckets < cap)
+            buckets *= 2;
         if (topo_realloc(&p->main_task, cap, sizeof(int)) ||
             topo_realloc(&p->arrival, cap, sizeof(int)) ||
-            topo_realloc(&p->buf_head, cap, sizeof(int)))
+            topo_realloc(&p->buf_head, cap, sizeof(int)) ||
+            topo_realloc(&p->bar_off, cap + 1, sizeof(int)) ||
+            topo_realloc(&p->bar_next, cap, sizeof(int)) ||
+            topo_realloc(&p->bar_hash, cap, sizeof(unsigned)) ||
+            topo_realloc(&p->bar_bucket, buckets, sizeof(int)))
             return -1;
-        p->cap_nodes = cap;
+        p->cap_nodes = p->cap_bar = cap;
+        p->cap_buckets = buckets;
     }
     if (buffers > p->cap_buffers) {
         int cap = 2 * buffers;
@@ -450,13 +484,91 @@ static int topo_reserve(topo_prepared *p, const pb_compiled *cg)
     return 0;
 }
 
+/* ---------------------------------------------------------------- barriers */
+
+/* FNV-1a over a list of task ids. */
+static unsigned topo_list_hash(const int *list, int n)
+{
+    unsigned h = 2166136261u;
+    for (int i = 0; i < n; i++) {
+        h ^= (unsigned)list[i];
+        h *= 16777619u;
+    }
+    return h;
+}
+
+/* The barrier waiting on the n tasks listed at p->bar_src + p->bar_off[p->n_barriers] (just
+ * appended there): an earlier barrier with the same list (the appended copy is dropped), or a
+ * new one whose sources list it as a dependent.  Its id, or -1 when out of memory.  At most one
+ * barrier is made per compiled node, so cap_bar (the node capacity) holds them. */
+static int topo_barrier(topo_prepared *p, int n)
+{
+    int at = p->bar_off[p->n_barriers];
+    const int *list = p->bar_src + at;
+    unsigned h = topo_list_hash(list, n);
+    int *bucket = &p->bar_bucket[h & (unsigned)(p->cap_buckets - 1)];
+    for (int b = *bucket; b >= 0; b = p->bar_next[b])
+        if (p->bar_hash[b] == h && p->bar_off[b + 1] - p->bar_off[b] == n &&
+            memcmp(p->bar_src + p->bar_off[b], list, (size_t)n * sizeof(int)) == 0)
+            return b;
+    int b = p->n_barriers++;
+    p->bar_hash[b] = h;
+    p->bar_next[b] = *bucket;
+    *bucket = b;
+    p->bar_off[b + 1] = at + n;
+    for (int i = 0; i < n; i++) /* key -1 - b until the number of tasks is known */
+        if (topo_pair(&p->deps, list[i], -1 - b))
+            return -1;
+    return b;
+}
+
+/* Task t's control waits (the inputs of 0 bytes of node v): one barrier when there are two or
+ * more and the option is on, else one dependency each. */
+static int topo_control_waits(topo_prepared *p, const pb_compiled *cg, int v, int t)
+{
+    int n = 0, at = p->bar_off[p->n_barriers];
+    for (int i = cg->in_start[v]; i < cg->in_start[v + 1]; i++)
+        n += cg->in_bytes[i] == 0;
+    if (n == 0)
+        return 0;
+    if (!p->opts.barriers || n == 1) {
+        for (int i = cg->in_start[v]; i < cg->in_start[v + 1]; i++)
+            if (cg->in_bytes[i] == 0 && topo_pair(&p->deps, p->main_task[cg->in_src[i]], t))
+                return -1;
+        return 0;
+    }
+    if (topo_grow(&p->bar_src, &p->cap_bar_src, at + n, sizeof(int)))
+        return -1;
+    int k = 0;
+    for (int i = cg->in_start[v]; i < cg->in_start[v + 1]; i++)
+        if (cg->in_bytes[i] == 0)
+            p->bar_src[at + k++] = p->main_task[cg->in_src[i]];
+    int b = topo_barrier(p, n);
+    return b < 0 || topo_pair(&p->bar_out, b, t) ? -1 : 0;
+}
+
+/* Barrier keys become n_tasks + b, and the barriers' waiting tasks are appended to deps. */
+static int topo_barriers_close(topo_prepared *p, int n_tasks)
+{
+    for (int i = 0; i < p->deps.n; i++)
+        if (p->deps.b[i] < 0)
+            p->deps.b[i] = n_tasks - 1 - p->deps.b[i];
+    for (int i = 0; i < p->bar_out.n; i++)
+        if (topo_pair(&p->deps, n_tasks + p->bar_out.a[i], p->bar_out.b[i]))
+            return -1;
+    return 0;
+}
+
 /* The tasks of compiled graph cg, their dependencies and the buffers they read and write. */
 static int topo_build(topo_prepared *p, const pb_compiled *cg, int *n_tasks, int *n_buffers)
 {
     int nd = p->nd, nt = 0;
-    p->deps.n = p->consume.n = p->produce.n = 0;
+    p->deps.n = p->consume.n = p->produce.n = p->bar_out.n = 0;
+    p->n_barriers = 0;
+    p->bar_off[0] = 0;
     *n_buffers = 0;
     memset(p->buf_head, 0xff, (size_t)cg->n_nodes * sizeof(int)); /* every list empty: -1 */
+    memset(p->bar_bucket, 0xff, (size_t)p->cap_buckets * sizeof(int));
     for (int v = 0; v < cg->n_nodes; v++) {
         int dv = cg->device[v], first_transfer = nt;
         for (int i = cg->in_start[v]; i < cg->in_start[v + 1]; i++) {
@@ -485,14 +597,13 @@ static int topo_build(topo_prepared *p, const pb_compiled *cg, int *n_tasks, int
         p->tasks[t] = (topo_task){
             coll ? TOPO_COLLECTIVE : TOPO_COMPUTE, v, dv, dv, dv, amount, coll ? 0 : amount, 0, 0};
         p->main_task[v] = t;
+        if (topo_control_waits(p, cg, v, t))
+            return -1;
         int x = first_transfer;
         for (int i = cg->in_start[v]; i < cg->in_start[v + 1]; i++) {
             int u = cg->in_src[i];
-            if (cg->in_bytes[i] == 0) {
-                if (topo_pair(&p->deps, p->main_task[u], t))
-                    return -1;
+            if (cg->in_bytes[i] == 0)
                 continue;
-            }
             int created;
             int to = topo_buffer_get(p, n_buffers, u, cg->in_port[i], dv, 0, &created);
             if (topo_pair(&p->deps, x++, t) || topo_pair(&p->consume, t, to))
@@ -500,7 +611,7 @@ static int topo_build(topo_prepared *p, const pb_compiled *cg, int *n_tasks, int
         }
     }
     *n_tasks = nt;
-    return 0;
+    return topo_barriers_close(p, nt);
 }
 
 /* ---------------------------------------------------------------- collectives */
@@ -619,6 +730,42 @@ static void topo_finish_memory(topo_prepared *p, int t)
     }
 }
 
+/* Sorts the n task ids of a in increasing order (insertion sort: a few tasks at a time). */
+static void topo_sort_tasks(int *a, int n)
+{
+    for (int i = 1; i < n; i++) {
+        int x = a[i], j = i;
+        for (; j > 0 && a[j - 1] > x; j--)
+            a[j] = a[j - 1];
+        a[j] = x;
+    }
+}
+
+/* Task e ended: its dependents that wait for nothing more join the FIFO (from *tail on), in the
+ * order of their ids, as when each pair was its own dependency (a task's dependents are listed
+ * in id order; a barrier that fires merges its own list in). */
+static void topo_release_dependents(topo_prepared *p, int n_tasks, int e, int *tail)
+{
+    const int *start = p->deps.start, *list = p->deps.list;
+    int *waiting = p->waiting, *fifo = p->fifo, at = *tail, fired = 0;
+    for (int i = start[e]; i < start[e + 1]; i++) {
+        int d = list[i];
+        if (--waiting[d] != 0)
+            continue;
+        if (d < n_tasks) {
+            fifo[at++] = d;
+            continue;
+        }
+        fired = 1;
+        for (int j = start[d]; j < start[d + 1]; j++)
+            if (--waiting[list[j]] == 0)
+                fifo[at++] = list[j];
+    }
+    if (fired)
+        topo_sort_tasks(fifo + *tail, at - *tail);
+    *tail = at;
+}
+
 static double topo_loop(topo_prepared *p, const pb_compiled *cg, int n_tasks, long long *pops)
 {
     topo_run run = {0};
@@ -635,9 +782,7 @@ static double topo_loop(topo_prepared *p, const pb_compiled *cg, int n_tasks, lo
         run.pops++;
         topo_finish_memory(p, e.task);
         run.time = e.end;
-        for (int i = p->deps.start[e.task]; i < p->deps.start[e.task + 1]; i++)
-            if (--p->waiting[p->deps.list[i]] == 0)
-                p->fifo[tail++] = p->deps.list[i];
+        topo_release_dependents(p, n_tasks, e.task, &tail);
     }
     *pops = run.pops;
     return run.time;
@@ -861,12 +1006,13 @@ static int topo_prepare_strategy(topo_prepared *p, const pb_strategy *s, pb_erro
         return PB_ERR;
     const pb_compiled *cg = p->cg;
     if (topo_reserve(p, cg) || topo_build(p, cg, &p->n_tasks, &p->n_buffers) ||
-        topo_pairs_index(&p->deps, p->n_tasks) || topo_pairs_index(&p->consume, p->n_tasks) ||
-        topo_pairs_index(&p->produce, p->n_tasks) || topo_cache_store(p, s))
+        topo_pairs_index(&p->deps, p->n_tasks + p->n_barriers) ||
+        topo_pairs_index(&p->consume, p->n_tasks) || topo_pairs_index(&p->produce, p->n_tasks) ||
+        topo_cache_store(p, s))
         return pb_errorf(err, "out of memory");
     for (int b = 0; b < p->n_buffers; b++)
         p->buffers[b].refs0 = p->buffers[b].refs;
-    memset(p->waiting0, 0, (size_t)p->n_tasks * sizeof(int));
+    memset(p->waiting0, 0, ((size_t)p->n_tasks + (size_t)p->n_barriers) * sizeof(int));
     for (int i = 0; i < p->deps.n; i++)
         p->waiting0[p->deps.b[i]]++;
     memset(p->mem0, 0, (size_t)p->nd * sizeof(double));
@@ -886,7 +1032,7 @@ static int topo_prepare_strategy(topo_prepared *p, const pb_strategy *s, pb_erro
 static void topo_reset(topo_prepared *p, const pb_compiled *cg, int n_tasks)
 {
     int nd = p->nd;
-    memcpy(p->waiting, p->waiting0, (size_t)n_tasks * sizeof(int));
+    memcpy(p->waiting, p->waiting0, ((size_t)n_tasks + (size_t)p->n_barriers) * sizeof(int));
     for (int b = 0; b < p->n_buffers; b++) {
         p->buffers[b].refs = p->buffers[b].refs0;
         p->buffers[b].active = 0;
@@ -963,10 +1109,15 @@ static void topo_idle_after(const topo_prepared *p, const pb_compiled *cg, int n
         if (x->kind == TOPO_TRANSFER)
             continue;
         int v = cg->origin[x->node];
-        double least = p->deps.start[t] == p->deps.start[t + 1] ? 0 : INFINITY;
-        for (int i = p->deps.start[t]; i < p->deps.start[t + 1]; i++) {
-            double gap = p->tasks[p->deps.list[i]].start - x->end;
-            least = gap < least ? gap : least;
+        const int *start = p->deps.start, *list = p->deps.list;
+        double least = start[t] == start[t + 1] ? 0 : INFINITY;
+        for (int i = start[t]; i < start[t + 1]; i++) {
+            int d = list[i], from = d < n_tasks ? i : start[d],
+                to = d < n_tasks ? i + 1 : start[d + 1];
+            for (int j = from; j < to; j++) { /* a barrier: the tasks waiting on it */
+                double gap = p->tasks[list[j]].start - x->end;
+                least = gap < least ? gap : least;
+            }
         }
         idle[v] = least < idle[v] ? least : idle[v];
     }
