@@ -58,26 +58,43 @@ typedef struct topo_opts {
     int barriers; /* control waits on several tasks through one shared counter */
 } topo_opts;
 
-/* A task of one evaluation. */
+/* A task of one evaluation: what the event loop reads and writes, in 32 bytes (two tasks per
+ * cache line: the loop visits tasks in no order the cache can guess).  It ends at start + dur,
+ * the sum every end time (heap, device and link free times) is computed as. */
 typedef struct topo_task {
+    double dur;   /* COMPUTE: the cost; TRANSFER: floor(bytes / bandwidth) + latency, 0 inside a
+                     device; COLLECTIVE: the instance's time, set when the instance starts */
+    double start; /* set when the task takes its slot */
     int kind;
-    int node;      /* the compiled node (for a transfer: the producer of the tensor) */
-    int resource;  /* device (COMPUTE, COLLECTIVE) or link (TRANSFER; -1 inside a device) */
-    int src, dst;  /* devices of a transfer */
-    double amount; /* cost (COMPUTE) or bytes (TRANSFER, COLLECTIVE) */
-    double dur;    /* COMPUTE: the cost; TRANSFER: floor(bytes / bandwidth) + latency, 0 inside
-                      a device; COLLECTIVE: unused (the instance's last member decides) */
-    double start, end;
+    int resource; /* device (COMPUTE, COLLECTIVE) or link (TRANSFER; -1 inside a device) */
+    int node;     /* the compiled node (for a transfer: the producer of the tensor) */
+    int mem;      /* its memory operations: p->memops[mem .. the next task's mem) */
 } topo_task;
 
-/* A tensor copy on one device: (node, port, device). */
+/* What the event loop does not read of a task. */
+typedef struct topo_task_info {
+    int src, dst;  /* devices of a transfer */
+    double amount; /* cost (COMPUTE) or bytes (TRANSFER, COLLECTIVE) */
+} topo_task_info;
+
+/* A tensor copy on one device, as the event loop updates it (16 bytes). */
 typedef struct topo_buffer {
-    int node, port, dev;
-    int refs, active;
-    int refs0; /* refs as built: each evaluation starts from it */
-    int next;  /* the node's next buffer, -1 */
     double bytes;
+    int refs; /* tasks still to read it */
+    unsigned short dev;
+    unsigned char active; /* allocated */
 } topo_buffer;
+
+/* The identity of buffer b, (node, port, device), for building. */
+typedef struct topo_buffer_key {
+    int node, port, dev;
+    int next; /* the node's next buffer, -1 */
+} topo_buffer_key;
+
+static inline double topo_end(const topo_task *x)
+{
+    return x->start + x->dur;
+}
 
 /* A growable list of (a, b) pairs turned into CSR lists of b per a, in insertion order. */
 typedef struct topo_pairs {
@@ -99,14 +116,17 @@ typedef struct topo_prepared {
 
     /* Scratch, grown to the largest evaluation. */
     int cap_tasks, cap_nodes, cap_buffers, cap_coll; /* entries allocated */
-    topo_task *tasks;
+    topo_task *tasks;     /* [cap_tasks], one more than the tasks: the last mem's end */
+    topo_task_info *info; /* [cap_tasks] */
     int *waiting, *fifo, *main_task;
     topo_entry *heap;
-    topo_buffer *buffers;
-    int *buf_head;          /* [cap_nodes] first buffer of each compiled node, -1 */
-    int *arrived, *arrival; /* per instance: members ready; [cap_nodes] arrival lists */
-    int *arrival_start;     /* [cap_coll] offset of each instance's arrival list */
-    double *coll_scale;     /* [cap_coll] */
+    topo_buffer *buffers, *buffers0; /* [cap_buffers] now; as each evaluation starts */
+    topo_buffer_key *keys;           /* [cap_buffers] */
+    int *memops, cap_memops; /* per task: buffers it frees (2 b), then allocates (2 b + 1) */
+    int *buf_head;           /* [cap_nodes] first buffer of each compiled node, -1 */
+    int *arrived, *arrival;  /* per instance: members ready; [cap_nodes] arrival lists */
+    int *arrival_start;      /* [cap_coll] offset of each instance's arrival list */
+    double *coll_scale;      /* [cap_coll] */
     topo_pairs deps, consume, produce;
 
     /* Barriers (option control_barriers): a task's control waits on two or more tasks become
@@ -312,6 +332,10 @@ static void topo_release(void *prepared)
     free(p->main_task);
     free(p->heap);
     free(p->buffers);
+    free(p->buffers0);
+    free(p->keys);
+    free(p->info);
+    free(p->memops);
     free(p->buf_head);
     free(p->arrived);
     free(p->arrival);
@@ -360,6 +384,10 @@ static void topo_links(topo_prepared *p)
 static int topo_prepare(void *instance, const pb_graph *g, const pb_cluster *c, void **prepared,
                         pb_error *err)
 {
+    if (c->n_devices > 65535) /* a buffer keeps its device in 16 bits */
+        return pb_errorf(err,
+                         "cluster '%s' has %d devices: the topology simulator takes up to 65535",
+                         c->name ? c->name : "?", c->n_devices);
     topo_prepared *p = calloc(1, sizeof *p);
     if (!p)
         return pb_errorf(err, "out of memory");
@@ -411,15 +439,16 @@ static int topo_prepare(void *instance, const pb_graph *g, const pb_cluster *c, 
 static int topo_buffer_get(topo_prepared *p, int *n_buffers, int node, int port, int dev,
                            double bytes, int *created)
 {
-    for (int b = p->buf_head[node]; b >= 0; b = p->buffers[b].next) {
-        const topo_buffer *x = &p->buffers[b];
+    for (int b = p->buf_head[node]; b >= 0; b = p->keys[b].next) {
+        const topo_buffer_key *x = &p->keys[b];
         if (x->port == port && x->dev == dev) {
             *created = 0;
             return b;
         }
     }
     int b = (*n_buffers)++;
-    p->buffers[b] = (topo_buffer){node, port, dev, 0, 0, 0, p->buf_head[node], bytes};
+    p->buffers[b] = (topo_buffer){bytes, 0, (unsigned short)dev, 0};
+    p->keys[b] = (topo_buffer_key){node, port, dev, p->buf_head[node]};
     p->buf_head[node] = b;
     *created = 1;
     return b;
@@ -444,6 +473,7 @@ static int topo_reserve(topo_prepared *p, const pb_compiled *cg)
     if (tasks > p->cap_tasks) {
         int cap = 2 * tasks;
         if (topo_realloc(&p->tasks, cap, sizeof(topo_task)) ||
+            topo_realloc(&p->info, cap, sizeof(topo_task_info)) ||
             topo_realloc(&p->heap, cap, sizeof(topo_entry)) ||
             topo_realloc(&p->waiting, cap, sizeof(int)) ||
             topo_realloc(&p->waiting0, cap, sizeof(int)) ||
@@ -469,7 +499,9 @@ static int topo_reserve(topo_prepared *p, const pb_compiled *cg)
     }
     if (buffers > p->cap_buffers) {
         int cap = 2 * buffers;
-        if (topo_realloc(&p->buffers, cap, sizeof(topo_buffer)))
+        if (topo_realloc(&p->buffers, cap, sizeof(topo_buffer)) ||
+            topo_realloc(&p->buffers0, cap, sizeof(topo_buffer)) ||
+            topo_realloc(&p->keys, cap, sizeof(topo_buffer_key)))
             return -1;
         p->cap_buffers = cap;
     }
@@ -580,7 +612,8 @@ static int topo_build(topo_prepared *p, const pb_compiled *cg, int *n_tasks, int
             int link = du == dv ? -1 : p->link_of[du * nd + dv], pair = du * nd + dv;
             double dur =
                 link < 0 ? 0 : floor(bytes / p->c->link_bandwidth[pair]) + p->c->link_latency[pair];
-            p->tasks[t] = (topo_task){TOPO_TRANSFER, u, link, du, dv, bytes, dur, 0, 0};
+            p->tasks[t] = (topo_task){dur, 0, TOPO_TRANSFER, link, u, 0};
+            p->info[t] = (topo_task_info){du, dv, bytes};
             int from = topo_buffer_get(p, n_buffers, u, k, du, bytes, &created);
             if (created && topo_pair(&p->produce, p->main_task[u], from))
                 return -1;
@@ -594,8 +627,9 @@ static int topo_build(topo_prepared *p, const pb_compiled *cg, int *n_tasks, int
         int t = nt++;
         int coll = cg->kind[v] == PB_CNODE_ALLREDUCE;
         double amount = coll ? cg->in_bytes[cg->in_start[v]] : cg->cost_us[v];
-        p->tasks[t] = (topo_task){
-            coll ? TOPO_COLLECTIVE : TOPO_COMPUTE, v, dv, dv, dv, amount, coll ? 0 : amount, 0, 0};
+        p->tasks[t] =
+            (topo_task){coll ? 0 : amount, 0, coll ? TOPO_COLLECTIVE : TOPO_COMPUTE, dv, v, 0};
+        p->info[t] = (topo_task_info){dv, dv, amount};
         p->main_task[v] = t;
         if (topo_control_waits(p, cg, v, t))
             return -1;
@@ -612,6 +646,24 @@ static int topo_build(topo_prepared *p, const pb_compiled *cg, int *n_tasks, int
     }
     *n_tasks = nt;
     return topo_barriers_close(p, nt);
+}
+
+/* Each task's memory operations in one list (its frees, then its allocations, each in the
+ * order built), from the indexed consume and produce pairs. */
+static int topo_memops(topo_prepared *p, int n_tasks)
+{
+    if (topo_grow(&p->memops, &p->cap_memops, p->consume.n + p->produce.n + 1, sizeof(int)))
+        return -1;
+    int at = 0;
+    for (int t = 0; t < n_tasks; t++) {
+        p->tasks[t].mem = at;
+        for (int i = p->consume.start[t]; i < p->consume.start[t + 1]; i++)
+            p->memops[at++] = 2 * p->consume.list[i];
+        for (int i = p->produce.start[t]; i < p->produce.start[t + 1]; i++)
+            p->memops[at++] = 2 * p->produce.list[i] + 1;
+    }
+    p->tasks[n_tasks].mem = at;
+    return 0;
 }
 
 /* ---------------------------------------------------------------- collectives */
@@ -677,11 +729,11 @@ static void topo_start(topo_prepared *p, const pb_compiled *cg, topo_run *run, i
     topo_task *x = &p->tasks[t];
     if (x->kind == TOPO_COMPUTE) {
         double begin = p->dev_free[x->resource] > run->time ? p->dev_free[x->resource] : run->time;
+        double end = begin + x->dur;
         x->start = begin;
-        x->end = begin + x->dur;
-        p->dev_free[x->resource] = x->end;
+        p->dev_free[x->resource] = end;
         p->busy[x->resource] += x->dur;
-        topo_push(p->heap, &run->heap_n, (topo_entry){x->end, t});
+        topo_push(p->heap, &run->heap_n, (topo_entry){end, t});
         return;
     }
     if (x->kind == TOPO_TRANSFER) {
@@ -691,8 +743,7 @@ static void topo_start(topo_prepared *p, const pb_compiled *cg, topo_run *run, i
             p->link_free[x->resource] = begin + x->dur;
         }
         x->start = begin;
-        x->end = begin + x->dur;
-        topo_push(p->heap, &run->heap_n, (topo_entry){x->end, t});
+        topo_push(p->heap, &run->heap_n, (topo_entry){begin + x->dur, t});
         return;
     }
     int k = cg->collective[x->node];
@@ -700,12 +751,12 @@ static void topo_start(topo_prepared *p, const pb_compiled *cg, topo_run *run, i
     if (p->arrived[k] < cg->coll_size[k])
         return;
     double begin = run->coll_free > run->time ? run->coll_free : run->time;
-    double end = begin + topo_nccl_us(p, p->coll_scale[k], x->amount);
+    double dur = topo_nccl_us(p, p->coll_scale[k], p->info[t].amount), end = begin + dur;
     run->coll_free = end;
     for (int i = 0; i < cg->coll_size[k]; i++) {
         int m = p->arrival[p->arrival_start[k] + i];
         p->tasks[m].start = begin;
-        p->tasks[m].end = end;
+        p->tasks[m].dur = dur;
         topo_push(p->heap, &run->heap_n, (topo_entry){end, m});
     }
 }
@@ -713,14 +764,14 @@ static void topo_start(topo_prepared *p, const pb_compiled *cg, topo_run *run, i
 /* Task t ended: free what it read last, allocate what it wrote (specs/tag.md §4.2 step 2). */
 static void topo_finish_memory(topo_prepared *p, int t)
 {
-    for (int i = p->consume.start[t]; i < p->consume.start[t + 1]; i++) {
-        topo_buffer *b = &p->buffers[p->consume.list[i]];
-        if (b->refs == 1)
-            p->mem[b->dev] -= b->bytes;
-        b->refs--;
-    }
-    for (int i = p->produce.start[t]; i < p->produce.start[t + 1]; i++) {
-        topo_buffer *b = &p->buffers[p->produce.list[i]];
+    for (int i = p->tasks[t].mem; i < p->tasks[t + 1].mem; i++) {
+        topo_buffer *b = &p->buffers[p->memops[i] >> 1];
+        if (!(p->memops[i] & 1)) {
+            if (b->refs == 1)
+                p->mem[b->dev] -= b->bytes;
+            b->refs--;
+            continue;
+        }
         if (b->active)
             continue;
         b->active = 1;
@@ -1008,10 +1059,9 @@ static int topo_prepare_strategy(topo_prepared *p, const pb_strategy *s, pb_erro
     if (topo_reserve(p, cg) || topo_build(p, cg, &p->n_tasks, &p->n_buffers) ||
         topo_pairs_index(&p->deps, p->n_tasks + p->n_barriers) ||
         topo_pairs_index(&p->consume, p->n_tasks) || topo_pairs_index(&p->produce, p->n_tasks) ||
-        topo_cache_store(p, s))
+        topo_memops(p, p->n_tasks) || topo_cache_store(p, s))
         return pb_errorf(err, "out of memory");
-    for (int b = 0; b < p->n_buffers; b++)
-        p->buffers[b].refs0 = p->buffers[b].refs;
+    memcpy(p->buffers0, p->buffers, (size_t)p->n_buffers * sizeof(topo_buffer));
     memset(p->waiting0, 0, ((size_t)p->n_tasks + (size_t)p->n_barriers) * sizeof(int));
     for (int i = 0; i < p->deps.n; i++)
         p->waiting0[p->deps.b[i]]++;
@@ -1033,10 +1083,7 @@ static void topo_reset(topo_prepared *p, const pb_compiled *cg, int n_tasks)
 {
     int nd = p->nd;
     memcpy(p->waiting, p->waiting0, ((size_t)n_tasks + (size_t)p->n_barriers) * sizeof(int));
-    for (int b = 0; b < p->n_buffers; b++) {
-        p->buffers[b].refs = p->buffers[b].refs0;
-        p->buffers[b].active = 0;
-    }
+    memcpy(p->buffers, p->buffers0, (size_t)p->n_buffers * sizeof(topo_buffer));
     for (int i = 0; i < p->n_links; i++)
         p->link_free[i] = 0;
     for (int d = 0; d < nd; d++)
@@ -1070,8 +1117,8 @@ static void topo_fill(const topo_prepared *p, const pb_compiled *cg, int n_tasks
         memset(out->link_busy_us, 0, (size_t)nd * (size_t)nd * sizeof(double));
         for (int t = 0; t < n_tasks; t++)
             if (p->tasks[t].kind == TOPO_TRANSFER && p->tasks[t].resource >= 0)
-                out->link_busy_us[p->tasks[t].src * nd + p->tasks[t].dst] +=
-                    p->tasks[t].end - p->tasks[t].start;
+                out->link_busy_us[p->info[t].src * nd + p->info[t].dst] +=
+                    topo_end(&p->tasks[t]) - p->tasks[t].start;
     }
     if (out->node_start_us && out->node_end_us) {
         for (int v = 0; v < g->n_nodes; v++) {
@@ -1085,7 +1132,8 @@ static void topo_fill(const topo_prepared *p, const pb_compiled *cg, int n_tasks
             int v = cg->origin[x->node];
             out->node_start_us[v] =
                 x->start < out->node_start_us[v] ? x->start : out->node_start_us[v];
-            out->node_end_us[v] = x->end > out->node_end_us[v] ? x->end : out->node_end_us[v];
+            double end = topo_end(x);
+            out->node_end_us[v] = end > out->node_end_us[v] ? end : out->node_end_us[v];
         }
     }
     if (out->port_send_us && out->port_arrive_us)
@@ -1115,7 +1163,7 @@ static void topo_idle_after(const topo_prepared *p, const pb_compiled *cg, int n
             int d = list[i], from = d < n_tasks ? i : start[d],
                 to = d < n_tasks ? i + 1 : start[d + 1];
             for (int j = from; j < to; j++) { /* a barrier: the tasks waiting on it */
-                double gap = p->tasks[list[j]].start - x->end;
+                double gap = p->tasks[list[j]].start - topo_end(x);
                 least = gap < least ? gap : least;
             }
         }
@@ -1144,11 +1192,11 @@ static void topo_records(const topo_prepared *p, const pb_compiled *cg, int n_ta
             .op = cg->origin[v],
             .replica = !transfer && cg->kind[v] == PB_CNODE_OP ? cg->replica[v] : -1,
             .what = transfer ? "transfer" : what[cg->kind[v]],
-            .src_device = x->src,
-            .dst_device = x->dst,
+            .src_device = p->info[t].src,
+            .dst_device = p->info[t].dst,
             .start_us = x->start,
-            .end_us = x->end,
-            .bytes = x->kind == TOPO_COMPUTE ? 0 : x->amount,
+            .end_us = topo_end(x),
+            .bytes = x->kind == TOPO_COMPUTE ? 0 : p->info[t].amount,
         };
         out->task_record(out->task_ctx, &r);
     }
