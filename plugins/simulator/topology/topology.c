@@ -68,7 +68,7 @@ typedef struct topo_task {
     int kind;
     int resource; /* device (COMPUTE, COLLECTIVE) or link (TRANSFER; -1 inside a device) */
     int node;     /* the compiled node (for a transfer: the producer of the tensor) */
-    int mem;      /* its memory operations: p->memops[mem .. the next task's mem) */
+    int after;    /* what its end does: p->after[after ..] (see topo_after) */
 } topo_task;
 
 /* What the event loop does not read of a task. */
@@ -122,11 +122,11 @@ typedef struct topo_prepared {
     topo_entry *heap;
     topo_buffer *buffers, *buffers0; /* [cap_buffers] now; as each evaluation starts */
     topo_buffer_key *keys;           /* [cap_buffers] */
-    int *memops, cap_memops; /* per task: buffers it frees (2 b), then allocates (2 b + 1) */
-    int *buf_head;           /* [cap_nodes] first buffer of each compiled node, -1 */
-    int *arrived, *arrival;  /* per instance: members ready; [cap_nodes] arrival lists */
-    int *arrival_start;      /* [cap_coll] offset of each instance's arrival list */
-    double *coll_scale;      /* [cap_coll] */
+    int *after, cap_after;           /* per task: what its end does (topo_after) */
+    int *buf_head;                   /* [cap_nodes] first buffer of each compiled node, -1 */
+    int *arrived, *arrival;          /* per instance: members ready; [cap_nodes] arrival lists */
+    int *arrival_start;              /* [cap_coll] offset of each instance's arrival list */
+    double *coll_scale;              /* [cap_coll] */
     topo_pairs deps, consume, produce;
 
     /* Barriers (option control_barriers): a task's control waits on two or more tasks become
@@ -335,7 +335,7 @@ static void topo_release(void *prepared)
     free(p->buffers0);
     free(p->keys);
     free(p->info);
-    free(p->memops);
+    free(p->after);
     free(p->buf_head);
     free(p->arrived);
     free(p->arrival);
@@ -648,21 +648,28 @@ static int topo_build(topo_prepared *p, const pb_compiled *cg, int *n_tasks, int
     return topo_barriers_close(p, nt);
 }
 
-/* Each task's memory operations in one list (its frees, then its allocations, each in the
- * order built), from the indexed consume and produce pairs. */
-static int topo_memops(topo_prepared *p, int n_tasks)
+/* What the end of each task does, in one block of p->after from tasks[t].after (a finished
+ * task's heap entry carries it, so that the event loop reads one place): the number m of memory
+ * operations, the number k of dependents, the m operations (the buffers the task frees, as 2 b,
+ * then those it allocates, as 2 b + 1, each in the order built), the k dependents (deps). */
+static int topo_after(topo_prepared *p, int n_tasks)
 {
-    if (topo_grow(&p->memops, &p->cap_memops, p->consume.n + p->produce.n + 1, sizeof(int)))
+    int need = 2 * n_tasks + p->consume.n + p->produce.n + p->deps.start[n_tasks];
+    if (topo_grow(&p->after, &p->cap_after, need > 0 ? need : 1, sizeof(int)))
         return -1;
-    int at = 0;
+    int at = 0, *a = p->after;
     for (int t = 0; t < n_tasks; t++) {
-        p->tasks[t].mem = at;
-        for (int i = p->consume.start[t]; i < p->consume.start[t + 1]; i++)
-            p->memops[at++] = 2 * p->consume.list[i];
-        for (int i = p->produce.start[t]; i < p->produce.start[t + 1]; i++)
-            p->memops[at++] = 2 * p->produce.list[i] + 1;
+        const int *cs = p->consume.start, *ps = p->produce.start, *ds = p->deps.start;
+        p->tasks[t].after = at;
+        a[at++] = cs[t + 1] - cs[t] + ps[t + 1] - ps[t];
+        a[at++] = ds[t + 1] - ds[t];
+        for (int i = cs[t]; i < cs[t + 1]; i++)
+            a[at++] = 2 * p->consume.list[i];
+        for (int i = ps[t]; i < ps[t + 1]; i++)
+            a[at++] = 2 * p->produce.list[i] + 1;
+        for (int i = ds[t]; i < ds[t + 1]; i++)
+            a[at++] = p->deps.list[i];
     }
-    p->tasks[n_tasks].mem = at;
     return 0;
 }
 
@@ -733,7 +740,7 @@ static void topo_start(topo_prepared *p, const pb_compiled *cg, topo_run *run, i
         x->start = begin;
         p->dev_free[x->resource] = end;
         p->busy[x->resource] += x->dur;
-        topo_push(p->heap, &run->heap_n, (topo_entry){end, t});
+        topo_push(p->heap, &run->heap_n, (topo_entry){end, x->after});
         return;
     }
     if (x->kind == TOPO_TRANSFER) {
@@ -743,7 +750,7 @@ static void topo_start(topo_prepared *p, const pb_compiled *cg, topo_run *run, i
             p->link_free[x->resource] = begin + x->dur;
         }
         x->start = begin;
-        topo_push(p->heap, &run->heap_n, (topo_entry){begin + x->dur, t});
+        topo_push(p->heap, &run->heap_n, (topo_entry){begin + x->dur, x->after});
         return;
     }
     int k = cg->collective[x->node];
@@ -757,16 +764,16 @@ static void topo_start(topo_prepared *p, const pb_compiled *cg, topo_run *run, i
         int m = p->arrival[p->arrival_start[k] + i];
         p->tasks[m].start = begin;
         p->tasks[m].dur = dur;
-        topo_push(p->heap, &run->heap_n, (topo_entry){end, m});
+        topo_push(p->heap, &run->heap_n, (topo_entry){end, p->tasks[m].after});
     }
 }
 
 /* Task t ended: free what it read last, allocate what it wrote (specs/tag.md §4.2 step 2). */
-static void topo_finish_memory(topo_prepared *p, int t)
+static void topo_finish_memory(topo_prepared *p, const int *ops, int n)
 {
-    for (int i = p->tasks[t].mem; i < p->tasks[t + 1].mem; i++) {
-        topo_buffer *b = &p->buffers[p->memops[i] >> 1];
-        if (!(p->memops[i] & 1)) {
+    for (int i = 0; i < n; i++) {
+        topo_buffer *b = &p->buffers[ops[i] >> 1];
+        if (!(ops[i] & 1)) {
             if (b->refs == 1)
                 p->mem[b->dev] -= b->bytes;
             b->refs--;
@@ -792,18 +799,20 @@ static void topo_sort_tasks(int *a, int n)
     }
 }
 
-/* Task e ended: its dependents that wait for nothing more join the FIFO (from *tail on), in the
- * order of their ids, as when each pair was its own dependency (a task's dependents are listed
- * in id order; a barrier that fires merges its own list in). */
-static void topo_release_dependents(topo_prepared *p, int n_tasks, int e, int *tail)
+/* A task ended: of its n dependents `deps`, those that wait for nothing more join the FIFO (from
+ * *tail on), in the order of their ids, as when each pair was its own dependency (a task's
+ * dependents are listed in id order; a barrier that fires merges its own list in). */
+static void topo_release_dependents(topo_prepared *p, int n_tasks, const int *deps, int n,
+                                    int *tail)
 {
     const int *start = p->deps.start, *list = p->deps.list;
     int *waiting = p->waiting, *fifo = p->fifo, at = *tail, fired = 0;
-    for (int i = start[e]; i < start[e + 1]; i++) {
-        int d = list[i];
+    for (int i = 0; i < n; i++) {
+        int d = deps[i];
         if (--waiting[d] != 0)
             continue;
         if (d < n_tasks) {
+            __builtin_prefetch(&p->tasks[d], 1); /* topo_start reads it soon */
             fifo[at++] = d;
             continue;
         }
@@ -817,6 +826,8 @@ static void topo_release_dependents(topo_prepared *p, int n_tasks, int e, int *t
     *tail = at;
 }
 
+/* The heap's entries name a task by its block of p->after (a unique id, which the order ignores),
+ * so that a pop reads that block and nothing else of the task. */
 static double topo_loop(topo_prepared *p, const pb_compiled *cg, int n_tasks, long long *pops)
 {
     topo_run run = {0};
@@ -830,10 +841,13 @@ static double topo_loop(topo_prepared *p, const pb_compiled *cg, int n_tasks, lo
         if (run.heap_n == 0)
             break;
         topo_entry e = topo_pop(p->heap, &run.heap_n);
+        if (run.heap_n > 0) /* most likely the next task to end */
+            __builtin_prefetch(&p->after[p->heap[0].task]);
         run.pops++;
-        topo_finish_memory(p, e.task);
+        const int *a = p->after + e.task;
+        topo_finish_memory(p, a + 2, a[0]);
         run.time = e.end;
-        topo_release_dependents(p, n_tasks, e.task, &tail);
+        topo_release_dependents(p, n_tasks, a + 2 + a[0], a[1], &tail);
     }
     *pops = run.pops;
     return run.time;
@@ -1059,7 +1073,7 @@ static int topo_prepare_strategy(topo_prepared *p, const pb_strategy *s, pb_erro
     if (topo_reserve(p, cg) || topo_build(p, cg, &p->n_tasks, &p->n_buffers) ||
         topo_pairs_index(&p->deps, p->n_tasks + p->n_barriers) ||
         topo_pairs_index(&p->consume, p->n_tasks) || topo_pairs_index(&p->produce, p->n_tasks) ||
-        topo_memops(p, p->n_tasks) || topo_cache_store(p, s))
+        topo_after(p, p->n_tasks) || topo_cache_store(p, s))
         return pb_errorf(err, "out of memory");
     memcpy(p->buffers0, p->buffers, (size_t)p->n_buffers * sizeof(topo_buffer));
     memset(p->waiting0, 0, ((size_t)p->n_tasks + (size_t)p->n_barriers) * sizeof(int));
