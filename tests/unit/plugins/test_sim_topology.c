@@ -167,17 +167,25 @@ static int test_node(const pb_graph *g, const char *name)
     return -1;
 }
 
+/* A pb_eval asking for every output, into the arrays given (each evaluation's per-node times
+ * into start, end and idle_after). */
+static pb_eval test_eval_all(double *peak, double *busy, double *link, double *start, double *end,
+                             double *idle_after)
+{
+    return (pb_eval){.struct_size = sizeof(pb_eval),
+                     .peak_mem_bytes = peak,
+                     .busy_us = busy,
+                     .link_busy_us = link,
+                     .node_start_us = start,
+                     .node_end_us = end,
+                     .node_idle_after_us = idle_after};
+}
+
 /* An empty result whose pb_eval asks for every output. */
 static void test_result_init(test_result *r)
 {
     memset(r, 0, sizeof *r);
-    r->ev = (pb_eval){.struct_size = sizeof(pb_eval),
-                      .peak_mem_bytes = r->peak,
-                      .busy_us = r->busy,
-                      .link_busy_us = r->link,
-                      .node_start_us = r->start,
-                      .node_end_us = r->end,
-                      .node_idle_after_us = r->idle_after};
+    r->ev = test_eval_all(r->peak, r->busy, r->link, r->start, r->end, r->idle_after);
 }
 
 static int test_run(test_sim *s, const pb_graph *g, const pb_cluster *c, const pb_strategy *st,
@@ -865,15 +873,9 @@ static int diff_run(const pb_simulator_ops *ops, void *instance, const pb_graph 
     pb_error err;
     assert_int_equal(ops->prepare(instance, g, c, &prepared, &err), PB_OK);
     memset(r, 0, sizeof *r);
-    r->ev = (pb_eval){.struct_size = sizeof(pb_eval),
-                      .peak_mem_bytes = r->peak,
-                      .busy_us = r->busy,
-                      .link_busy_us = r->link,
-                      .node_start_us = r->start,
-                      .node_end_us = r->end,
-                      .node_idle_after_us = r->idle_after,
-                      .task_record = diff_record,
-                      .task_ctx = r};
+    r->ev = test_eval_all(r->peak, r->busy, r->link, r->start, r->end, r->idle_after);
+    r->ev.task_record = diff_record;
+    r->ev.task_ctx = r;
     int rc = ops->evaluate(prepared, s, &r->ev, &err);
     if (rc != PB_OK)
         fail_msg("%s", err.msg);
