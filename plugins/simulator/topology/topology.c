@@ -150,6 +150,8 @@ typedef struct topo_prepared {
     int cache_cap_nodes, cache_cap_start, cache_cap_devices;
     const pb_compiled *cg;
     int n_tasks, n_buffers;
+    int n_moves, cap_moves;
+    int *moves;           /* the transfers between devices (over a link), in id order */
     int *waiting0;        /* [cap_tasks] dependencies of each task */
     double *mem0;         /* [nd] resident parameter bytes per device */
     unsigned char *used0; /* [nd] devices holding a node */
@@ -336,6 +338,7 @@ static void topo_release(void *prepared)
     free(p->keys);
     free(p->info);
     free(p->after);
+    free(p->moves);
     free(p->buf_head);
     free(p->arrived);
     free(p->arrival);
@@ -1055,6 +1058,20 @@ static int topo_cache_store(topo_prepared *p, const pb_strategy *s)
     return 0;
 }
 
+/* Lists the transfers over a link, in id order (the order their busy times add up in). */
+static int topo_list_moves(topo_prepared *p)
+{
+    p->n_moves = 0;
+    for (int t = 0; t < p->n_tasks; t++) {
+        if (p->tasks[t].kind != TOPO_TRANSFER || p->tasks[t].resource < 0)
+            continue;
+        if (topo_grow(&p->moves, &p->cap_moves, p->n_moves + 1, sizeof(int)))
+            return -1;
+        p->moves[p->n_moves++] = t;
+    }
+    return 0;
+}
+
 /* Compiles s and builds its tasks, unless s is the strategy built last. */
 static int topo_prepare_strategy(topo_prepared *p, const pb_strategy *s, pb_error *err)
 {
@@ -1086,6 +1103,8 @@ static int topo_prepare_strategy(topo_prepared *p, const pb_strategy *s, pb_erro
         p->used0[cg->device[v]] = 1;
     }
     topo_collective_scales(p, cg);
+    if (topo_list_moves(p))
+        return pb_errorf(err, "out of memory");
     p->cached = 1;
     return PB_OK;
 }
@@ -1129,10 +1148,11 @@ static void topo_fill(const topo_prepared *p, const pb_compiled *cg, int n_tasks
         memcpy(out->busy_us, p->busy, (size_t)nd * sizeof(double));
     if (out->link_busy_us) {
         memset(out->link_busy_us, 0, (size_t)nd * (size_t)nd * sizeof(double));
-        for (int t = 0; t < n_tasks; t++)
-            if (p->tasks[t].kind == TOPO_TRANSFER && p->tasks[t].resource >= 0)
-                out->link_busy_us[p->info[t].src * nd + p->info[t].dst] +=
-                    topo_end(&p->tasks[t]) - p->tasks[t].start;
+        for (int i = 0; i < p->n_moves; i++) {
+            int t = p->moves[i];
+            out->link_busy_us[p->info[t].src * nd + p->info[t].dst] +=
+                topo_end(&p->tasks[t]) - p->tasks[t].start;
+        }
     }
     if (out->node_start_us && out->node_end_us) {
         for (int v = 0; v < g->n_nodes; v++) {
