@@ -557,13 +557,11 @@ static int topo_barrier(topo_prepared *p, int n)
     return b;
 }
 
-/* Task t's control waits (the inputs of 0 bytes of node v): one barrier when there are two or
+/* Task t's control waits (the n inputs of 0 bytes of node v): one barrier when there are two or
  * more and the option is on, else one dependency each. */
-static int topo_control_waits(topo_prepared *p, const pb_compiled *cg, int v, int t)
+static int topo_control_waits(topo_prepared *p, const pb_compiled *cg, int v, int t, int n)
 {
-    int n = 0, at = p->bar_off[p->n_barriers];
-    for (int i = cg->in_start[v]; i < cg->in_start[v + 1]; i++)
-        n += cg->in_bytes[i] == 0;
+    int at = p->bar_off[p->n_barriers];
     if (n == 0)
         return 0;
     if (!p->opts.barriers || n == 1) {
@@ -605,12 +603,14 @@ static int topo_build(topo_prepared *p, const pb_compiled *cg, int *n_tasks, int
     memset(p->buf_head, 0xff, (size_t)cg->n_nodes * sizeof(int)); /* every list empty: -1 */
     memset(p->bar_bucket, 0xff, (size_t)p->cap_buckets * sizeof(int));
     for (int v = 0; v < cg->n_nodes; v++) {
-        int dv = cg->device[v], first_transfer = nt;
+        int dv = cg->device[v], first_transfer = nt, waits = 0;
         for (int i = cg->in_start[v]; i < cg->in_start[v + 1]; i++) {
             int u = cg->in_src[i], du = cg->device[u], k = cg->in_port[i];
             double bytes = cg->in_bytes[i];
-            if (bytes == 0)
+            if (bytes == 0) {
+                waits++;
                 continue;
+            }
             int t = nt++, created;
             int link = du == dv ? -1 : p->link_of[du * nd + dv], pair = du * nd + dv;
             double dur =
@@ -634,7 +634,7 @@ static int topo_build(topo_prepared *p, const pb_compiled *cg, int *n_tasks, int
             (topo_task){coll ? 0 : amount, 0, coll ? TOPO_COLLECTIVE : TOPO_COMPUTE, dv, v, 0};
         p->info[t] = (topo_task_info){dv, dv, amount};
         p->main_task[v] = t;
-        if (topo_control_waits(p, cg, v, t))
+        if (topo_control_waits(p, cg, v, t, waits))
             return -1;
         int x = first_transfer;
         for (int i = cg->in_start[v]; i < cg->in_start[v + 1]; i++) {
