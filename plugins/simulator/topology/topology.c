@@ -42,6 +42,11 @@
  *   elements / 100000, edge weight the tensor's elements or 1000 for an empty one, imbalance
  *   1.5), and each op goes alone on the device of its part.
  *
+ *   Barriers (option control_barriers).  A task whose control waits name two or more tasks
+ *   waits once on a counter shared by every task whose waits name the same list; the counter
+ *   reaches zero at the pop where the last pair would have released them, and the tasks one pop
+ *   releases join the FIFO in id order either way, so the schedule is the same.
+ *
  *   Memory.  A tensor occupies its producer's device from the producer's end, and each remote
  *   device from its first arrival there, until the last task reading that copy ends; frees come
  *   before allocations when a task ends; the peak is taken at allocations.  Every replica's
