@@ -42,6 +42,11 @@
  *   elements / 100000, edge weight the tensor's elements or 1000 for an empty one, imbalance
  *   1.5), and each op goes alone on the device of its part.
  *
+ *   Barriers (option control_barriers).  A task whose control waits name two or more tasks
+ *   waits once on a counter shared by every task whose waits name the same list; the counter
+ *   reaches zero at the pop where the last pair would have released them, and the tasks one pop
+ *   releases join the FIFO in id order either way, so the schedule is the same.
+ *
  *   Memory.  A tensor occupies its producer's device from the producer's end, and each remote
  *   device from its first arrival there, until the last task reading that copy ends; frees come
  *   before allocations when a task ends; the peak is taken at allocations.  Every replica's
@@ -55,28 +60,46 @@ typedef struct topo_opts {
     long long batch_size;
     double nccl_a1, nccl_b1, nccl_a2, nccl_b2, nccl_ref_bandwidth;
     int base_groups, prune, placeholder, sum_parts; /* compiler switches (placebench/compile.h) */
+    int barriers; /* control waits on several tasks through one shared counter */
 } topo_opts;
 
-/* A task of one evaluation. */
+/* A task of one evaluation: what the event loop reads and writes, in 32 bytes (two tasks per
+ * cache line: the loop visits tasks in no order the cache can guess).  It ends at start + dur,
+ * the sum every end time (heap, device and link free times) is computed as. */
 typedef struct topo_task {
+    double dur;   /* COMPUTE: the cost; TRANSFER: floor(bytes / bandwidth) + latency, 0 inside a
+                     device; COLLECTIVE: the instance's time, set when the instance starts */
+    double start; /* set when the task takes its slot */
     int kind;
-    int node;      /* the compiled node (for a transfer: the producer of the tensor) */
-    int resource;  /* device (COMPUTE, COLLECTIVE) or link (TRANSFER; -1 inside a device) */
-    int src, dst;  /* devices of a transfer */
-    double amount; /* cost (COMPUTE) or bytes (TRANSFER, COLLECTIVE) */
-    double dur;    /* COMPUTE: the cost; TRANSFER: floor(bytes / bandwidth) + latency, 0 inside
-                      a device; COLLECTIVE: unused (the instance's last member decides) */
-    double start, end;
+    int resource; /* device (COMPUTE, COLLECTIVE) or link (TRANSFER; -1 inside a device) */
+    int node;     /* the compiled node (for a transfer: the producer of the tensor) */
+    int after;    /* what its end does: p->after[after ..] (see topo_after) */
 } topo_task;
 
-/* A tensor copy on one device: (node, port, device). */
+/* What the event loop does not read of a task. */
+typedef struct topo_task_info {
+    int src, dst;  /* devices of a transfer */
+    double amount; /* cost (COMPUTE) or bytes (TRANSFER, COLLECTIVE) */
+} topo_task_info;
+
+/* A tensor copy on one device, as the event loop updates it (16 bytes). */
 typedef struct topo_buffer {
-    int node, port, dev;
-    int refs, active;
-    int refs0; /* refs as built: each evaluation starts from it */
-    int next;  /* the node's next buffer, -1 */
     double bytes;
+    int refs; /* tasks still to read it */
+    unsigned short dev;
+    unsigned char active; /* allocated */
 } topo_buffer;
+
+/* The identity of buffer b, (node, port, device), for building. */
+typedef struct topo_buffer_key {
+    int node, port, dev;
+    int next; /* the node's next buffer, -1 */
+} topo_buffer_key;
+
+static inline double topo_end(const topo_task *x)
+{
+    return x->start + x->dur;
+}
 
 /* A growable list of (a, b) pairs turned into CSR lists of b per a, in insertion order. */
 typedef struct topo_pairs {
@@ -98,15 +121,28 @@ typedef struct topo_prepared {
 
     /* Scratch, grown to the largest evaluation. */
     int cap_tasks, cap_nodes, cap_buffers, cap_coll; /* entries allocated */
-    topo_task *tasks;
+    topo_task *tasks;     /* [cap_tasks], one more than the tasks: the last mem's end */
+    topo_task_info *info; /* [cap_tasks] */
     int *waiting, *fifo, *main_task;
     topo_entry *heap;
-    topo_buffer *buffers;
-    int *buf_head;          /* [cap_nodes] first buffer of each compiled node, -1 */
-    int *arrived, *arrival; /* per instance: members ready; [cap_nodes] arrival lists */
-    int *arrival_start;     /* [cap_coll] offset of each instance's arrival list */
-    double *coll_scale;     /* [cap_coll] */
+    topo_buffer *buffers, *buffers0; /* [cap_buffers] now; as each evaluation starts */
+    topo_buffer_key *keys;           /* [cap_buffers] */
+    int *after, cap_after;           /* per task: what its end does (topo_after) */
+    int *buf_head;                   /* [cap_nodes] first buffer of each compiled node, -1 */
+    int *arrived, *arrival;          /* per instance: members ready; [cap_nodes] arrival lists */
+    int *arrival_start;              /* [cap_coll] offset of each instance's arrival list */
+    double *coll_scale;              /* [cap_coll] */
     topo_pairs deps, consume, produce;
+
+    /* Barriers (option control_barriers): a task's control waits on two or more tasks become
+     * one wait on a counter shared by every task waiting on the same list.  Barrier b is key
+     * n_tasks + b of deps: its sources list it as a dependent, it lists the waiting tasks. */
+    int n_barriers, cap_bar, cap_bar_src, cap_buckets;
+    int *bar_src;            /* the barriers' source lists, one after the other */
+    int *bar_off, *bar_next; /* [cap_bar + 1] list start; [cap_bar] next of the hash chain */
+    unsigned *bar_hash;      /* [cap_bar] */
+    int *bar_bucket;         /* [cap_buckets] first barrier of each hash chain, -1 */
+    topo_pairs bar_out;      /* (barrier, waiting task) */
     double *link_free, *dev_free, *mem, *peak, *busy;
     unsigned char *used;
 
@@ -119,6 +155,8 @@ typedef struct topo_prepared {
     int cache_cap_nodes, cache_cap_start, cache_cap_devices;
     const pb_compiled *cg;
     int n_tasks, n_buffers;
+    int n_moves, cap_moves;
+    int *moves;           /* the transfers between devices (over a link), in id order */
     int *waiting0;        /* [cap_tasks] dependencies of each task */
     double *mem0;         /* [nd] resident parameter bytes per device */
     unsigned char *used0; /* [nd] devices holding a node */
@@ -194,6 +232,15 @@ static const pb_option_def topo_options[] = {
      .help = "each replica of a Placeholder op waits for a shape Const of 0 µs on its device, "
              "as TAG generates the input (so it queues behind ops ready at the start)",
      .offset = offsetof(topo_opts, placeholder)},
+    {.name = "control_barriers",
+     .type = PB_OPT_BOOL,
+     .default_value = "true",
+     .min = 1,
+     .max = 0,
+     .help = "a task's control waits on two or more tasks (e.g. on every replica of an op) go "
+             "through one counter shared by the tasks waiting on the same list: n + m "
+             "dependencies instead of n x m, the same results; false: one per pair",
+     .offset = offsetof(topo_opts, barriers)},
     {.name = "sum_parts",
      .type = PB_OPT_BOOL,
      .default_value = "true",
@@ -292,6 +339,11 @@ static void topo_release(void *prepared)
     free(p->main_task);
     free(p->heap);
     free(p->buffers);
+    free(p->buffers0);
+    free(p->keys);
+    free(p->info);
+    free(p->after);
+    free(p->moves);
     free(p->buf_head);
     free(p->arrived);
     free(p->arrival);
@@ -300,6 +352,12 @@ static void topo_release(void *prepared)
     topo_pairs_free(&p->deps);
     topo_pairs_free(&p->consume);
     topo_pairs_free(&p->produce);
+    topo_pairs_free(&p->bar_out);
+    free(p->bar_src);
+    free(p->bar_off);
+    free(p->bar_next);
+    free(p->bar_hash);
+    free(p->bar_bucket);
     free(p->link_free);
     free(p->dev_free);
     free(p->mem);
@@ -334,6 +392,10 @@ static void topo_links(topo_prepared *p)
 static int topo_prepare(void *instance, const pb_graph *g, const pb_cluster *c, void **prepared,
                         pb_error *err)
 {
+    if (c->n_devices > 65535) /* a buffer keeps its device in 16 bits */
+        return pb_errorf(err,
+                         "cluster '%s' has %d devices: the topology simulator takes up to 65535",
+                         c->name ? c->name : "?", c->n_devices);
     topo_prepared *p = calloc(1, sizeof *p);
     if (!p)
         return pb_errorf(err, "out of memory");
@@ -385,15 +447,16 @@ static int topo_prepare(void *instance, const pb_graph *g, const pb_cluster *c, 
 static int topo_buffer_get(topo_prepared *p, int *n_buffers, int node, int port, int dev,
                            double bytes, int *created)
 {
-    for (int b = p->buf_head[node]; b >= 0; b = p->buffers[b].next) {
-        const topo_buffer *x = &p->buffers[b];
+    for (int b = p->buf_head[node]; b >= 0; b = p->keys[b].next) {
+        const topo_buffer_key *x = &p->keys[b];
         if (x->port == port && x->dev == dev) {
             *created = 0;
             return b;
         }
     }
     int b = (*n_buffers)++;
-    p->buffers[b] = (topo_buffer){node, port, dev, 0, 0, 0, p->buf_head[node], bytes};
+    p->buffers[b] = (topo_buffer){bytes, 0, (unsigned short)dev, 0};
+    p->keys[b] = (topo_buffer_key){node, port, dev, p->buf_head[node]};
     p->buf_head[node] = b;
     *created = 1;
     return b;
@@ -418,6 +481,7 @@ static int topo_reserve(topo_prepared *p, const pb_compiled *cg)
     if (tasks > p->cap_tasks) {
         int cap = 2 * tasks;
         if (topo_realloc(&p->tasks, cap, sizeof(topo_task)) ||
+            topo_realloc(&p->info, cap, sizeof(topo_task_info)) ||
             topo_realloc(&p->heap, cap, sizeof(topo_entry)) ||
             topo_realloc(&p->waiting, cap, sizeof(int)) ||
             topo_realloc(&p->waiting0, cap, sizeof(int)) ||
@@ -427,15 +491,25 @@ static int topo_reserve(topo_prepared *p, const pb_compiled *cg)
     }
     if (nodes > p->cap_nodes) {
         int cap = 2 * nodes;
+        int buckets = 1;
+        while (buckets < cap)
+            buckets *= 2;
         if (topo_realloc(&p->main_task, cap, sizeof(int)) ||
             topo_realloc(&p->arrival, cap, sizeof(int)) ||
-            topo_realloc(&p->buf_head, cap, sizeof(int)))
+            topo_realloc(&p->buf_head, cap, sizeof(int)) ||
+            topo_realloc(&p->bar_off, cap + 1, sizeof(int)) ||
+            topo_realloc(&p->bar_next, cap, sizeof(int)) ||
+            topo_realloc(&p->bar_hash, cap, sizeof(unsigned)) ||
+            topo_realloc(&p->bar_bucket, buckets, sizeof(int)))
             return -1;
-        p->cap_nodes = cap;
+        p->cap_nodes = p->cap_bar = cap;
+        p->cap_buckets = buckets;
     }
     if (buffers > p->cap_buffers) {
         int cap = 2 * buffers;
-        if (topo_realloc(&p->buffers, cap, sizeof(topo_buffer)))
+        if (topo_realloc(&p->buffers, cap, sizeof(topo_buffer)) ||
+            topo_realloc(&p->buffers0, cap, sizeof(topo_buffer)) ||
+            topo_realloc(&p->keys, cap, sizeof(topo_buffer_key)))
             return -1;
         p->cap_buffers = cap;
     }
@@ -450,25 +524,104 @@ static int topo_reserve(topo_prepared *p, const pb_compiled *cg)
     return 0;
 }
 
+/* ---------------------------------------------------------------- barriers */
+
+/* FNV-1a over a list of task ids. */
+static unsigned topo_list_hash(const int *list, int n)
+{
+    unsigned h = 2166136261u;
+    for (int i = 0; i < n; i++) {
+        h ^= (unsigned)list[i];
+        h *= 16777619u;
+    }
+    return h;
+}
+
+/* The barrier waiting on the n tasks listed at p->bar_src + p->bar_off[p->n_barriers] (just
+ * appended there): an earlier barrier with the same list (the appended copy is dropped), or a
+ * new one whose sources list it as a dependent.  Its id, or -1 when out of memory.  At most one
+ * barrier is made per compiled node, so cap_bar (the node capacity) holds them. */
+static int topo_barrier(topo_prepared *p, int n)
+{
+    int at = p->bar_off[p->n_barriers];
+    const int *list = p->bar_src + at;
+    unsigned h = topo_list_hash(list, n);
+    int *bucket = &p->bar_bucket[h & (unsigned)(p->cap_buckets - 1)];
+    for (int b = *bucket; b >= 0; b = p->bar_next[b])
+        if (p->bar_hash[b] == h && p->bar_off[b + 1] - p->bar_off[b] == n &&
+            memcmp(p->bar_src + p->bar_off[b], list, (size_t)n * sizeof(int)) == 0)
+            return b;
+    int b = p->n_barriers++;
+    p->bar_hash[b] = h;
+    p->bar_next[b] = *bucket;
+    *bucket = b;
+    p->bar_off[b + 1] = at + n;
+    for (int i = 0; i < n; i++) /* key -1 - b until the number of tasks is known */
+        if (topo_pair(&p->deps, list[i], -1 - b))
+            return -1;
+    return b;
+}
+
+/* Task t's control waits (the n inputs of 0 bytes of node v): one barrier when there are two or
+ * more and the option is on, else one dependency each. */
+static int topo_control_waits(topo_prepared *p, const pb_compiled *cg, int v, int t, int n)
+{
+    int at = p->bar_off[p->n_barriers];
+    if (n == 0)
+        return 0;
+    if (!p->opts.barriers || n == 1) {
+        for (int i = cg->in_start[v]; i < cg->in_start[v + 1]; i++)
+            if (cg->in_bytes[i] == 0 && topo_pair(&p->deps, p->main_task[cg->in_src[i]], t))
+                return -1;
+        return 0;
+    }
+    if (topo_grow(&p->bar_src, &p->cap_bar_src, at + n, sizeof(int)))
+        return -1;
+    int k = 0;
+    for (int i = cg->in_start[v]; i < cg->in_start[v + 1]; i++)
+        if (cg->in_bytes[i] == 0)
+            p->bar_src[at + k++] = p->main_task[cg->in_src[i]];
+    int b = topo_barrier(p, n);
+    return b < 0 || topo_pair(&p->bar_out, b, t) ? -1 : 0;
+}
+
+/* Barrier keys become n_tasks + b, and the barriers' waiting tasks are appended to deps. */
+static int topo_barriers_close(topo_prepared *p, int n_tasks)
+{
+    for (int i = 0; i < p->deps.n; i++)
+        if (p->deps.b[i] < 0)
+            p->deps.b[i] = n_tasks - 1 - p->deps.b[i];
+    for (int i = 0; i < p->bar_out.n; i++)
+        if (topo_pair(&p->deps, n_tasks + p->bar_out.a[i], p->bar_out.b[i]))
+            return -1;
+    return 0;
+}
+
 /* The tasks of compiled graph cg, their dependencies and the buffers they read and write. */
 static int topo_build(topo_prepared *p, const pb_compiled *cg, int *n_tasks, int *n_buffers)
 {
     int nd = p->nd, nt = 0;
-    p->deps.n = p->consume.n = p->produce.n = 0;
+    p->deps.n = p->consume.n = p->produce.n = p->bar_out.n = 0;
+    p->n_barriers = 0;
+    p->bar_off[0] = 0;
     *n_buffers = 0;
     memset(p->buf_head, 0xff, (size_t)cg->n_nodes * sizeof(int)); /* every list empty: -1 */
+    memset(p->bar_bucket, 0xff, (size_t)p->cap_buckets * sizeof(int));
     for (int v = 0; v < cg->n_nodes; v++) {
-        int dv = cg->device[v], first_transfer = nt;
+        int dv = cg->device[v], first_transfer = nt, waits = 0;
         for (int i = cg->in_start[v]; i < cg->in_start[v + 1]; i++) {
             int u = cg->in_src[i], du = cg->device[u], k = cg->in_port[i];
             double bytes = cg->in_bytes[i];
-            if (bytes == 0)
+            if (bytes == 0) {
+                waits++;
                 continue;
+            }
             int t = nt++, created;
             int link = du == dv ? -1 : p->link_of[du * nd + dv], pair = du * nd + dv;
             double dur =
                 link < 0 ? 0 : floor(bytes / p->c->link_bandwidth[pair]) + p->c->link_latency[pair];
-            p->tasks[t] = (topo_task){TOPO_TRANSFER, u, link, du, dv, bytes, dur, 0, 0};
+            p->tasks[t] = (topo_task){dur, 0, TOPO_TRANSFER, link, u, 0};
+            p->info[t] = (topo_task_info){du, dv, bytes};
             int from = topo_buffer_get(p, n_buffers, u, k, du, bytes, &created);
             if (created && topo_pair(&p->produce, p->main_task[u], from))
                 return -1;
@@ -482,17 +635,17 @@ static int topo_build(topo_prepared *p, const pb_compiled *cg, int *n_tasks, int
         int t = nt++;
         int coll = cg->kind[v] == PB_CNODE_ALLREDUCE;
         double amount = coll ? cg->in_bytes[cg->in_start[v]] : cg->cost_us[v];
-        p->tasks[t] = (topo_task){
-            coll ? TOPO_COLLECTIVE : TOPO_COMPUTE, v, dv, dv, dv, amount, coll ? 0 : amount, 0, 0};
+        p->tasks[t] =
+            (topo_task){coll ? 0 : amount, 0, coll ? TOPO_COLLECTIVE : TOPO_COMPUTE, dv, v, 0};
+        p->info[t] = (topo_task_info){dv, dv, amount};
         p->main_task[v] = t;
+        if (topo_control_waits(p, cg, v, t, waits))
+            return -1;
         int x = first_transfer;
         for (int i = cg->in_start[v]; i < cg->in_start[v + 1]; i++) {
             int u = cg->in_src[i];
-            if (cg->in_bytes[i] == 0) {
-                if (topo_pair(&p->deps, p->main_task[u], t))
-                    return -1;
+            if (cg->in_bytes[i] == 0)
                 continue;
-            }
             int created;
             int to = topo_buffer_get(p, n_buffers, u, cg->in_port[i], dv, 0, &created);
             if (topo_pair(&p->deps, x++, t) || topo_pair(&p->consume, t, to))
@@ -500,6 +653,31 @@ static int topo_build(topo_prepared *p, const pb_compiled *cg, int *n_tasks, int
         }
     }
     *n_tasks = nt;
+    return topo_barriers_close(p, nt);
+}
+
+/* What the end of each task does, in one block of p->after from tasks[t].after (a finished
+ * task's heap entry carries it, so that the event loop reads one place): the number m of memory
+ * operations, the number k of dependents, the m operations (the buffers the task frees, as 2 b,
+ * then those it allocates, as 2 b + 1, each in the order built), the k dependents (deps). */
+static int topo_after(topo_prepared *p, int n_tasks)
+{
+    int need = 2 * n_tasks + p->consume.n + p->produce.n + p->deps.start[n_tasks];
+    if (topo_grow(&p->after, &p->cap_after, need > 0 ? need : 1, sizeof(int)))
+        return -1;
+    int at = 0, *a = p->after;
+    for (int t = 0; t < n_tasks; t++) {
+        const int *cs = p->consume.start, *ps = p->produce.start, *ds = p->deps.start;
+        p->tasks[t].after = at;
+        a[at++] = cs[t + 1] - cs[t] + ps[t + 1] - ps[t];
+        a[at++] = ds[t + 1] - ds[t];
+        for (int i = cs[t]; i < cs[t + 1]; i++)
+            a[at++] = 2 * p->consume.list[i];
+        for (int i = ps[t]; i < ps[t + 1]; i++)
+            a[at++] = 2 * p->produce.list[i] + 1;
+        for (int i = ds[t]; i < ds[t + 1]; i++)
+            a[at++] = p->deps.list[i];
+    }
     return 0;
 }
 
@@ -566,11 +744,11 @@ static void topo_start(topo_prepared *p, const pb_compiled *cg, topo_run *run, i
     topo_task *x = &p->tasks[t];
     if (x->kind == TOPO_COMPUTE) {
         double begin = p->dev_free[x->resource] > run->time ? p->dev_free[x->resource] : run->time;
+        double end = begin + x->dur;
         x->start = begin;
-        x->end = begin + x->dur;
-        p->dev_free[x->resource] = x->end;
+        p->dev_free[x->resource] = end;
         p->busy[x->resource] += x->dur;
-        topo_push(p->heap, &run->heap_n, (topo_entry){x->end, t});
+        topo_push(p->heap, &run->heap_n, (topo_entry){end, x->after});
         return;
     }
     if (x->kind == TOPO_TRANSFER) {
@@ -580,8 +758,7 @@ static void topo_start(topo_prepared *p, const pb_compiled *cg, topo_run *run, i
             p->link_free[x->resource] = begin + x->dur;
         }
         x->start = begin;
-        x->end = begin + x->dur;
-        topo_push(p->heap, &run->heap_n, (topo_entry){x->end, t});
+        topo_push(p->heap, &run->heap_n, (topo_entry){begin + x->dur, x->after});
         return;
     }
     int k = cg->collective[x->node];
@@ -589,27 +766,27 @@ static void topo_start(topo_prepared *p, const pb_compiled *cg, topo_run *run, i
     if (p->arrived[k] < cg->coll_size[k])
         return;
     double begin = run->coll_free > run->time ? run->coll_free : run->time;
-    double end = begin + topo_nccl_us(p, p->coll_scale[k], x->amount);
+    double dur = topo_nccl_us(p, p->coll_scale[k], p->info[t].amount), end = begin + dur;
     run->coll_free = end;
     for (int i = 0; i < cg->coll_size[k]; i++) {
         int m = p->arrival[p->arrival_start[k] + i];
         p->tasks[m].start = begin;
-        p->tasks[m].end = end;
-        topo_push(p->heap, &run->heap_n, (topo_entry){end, m});
+        p->tasks[m].dur = dur;
+        topo_push(p->heap, &run->heap_n, (topo_entry){end, p->tasks[m].after});
     }
 }
 
 /* Task t ended: free what it read last, allocate what it wrote (specs/tag.md §4.2 step 2). */
-static void topo_finish_memory(topo_prepared *p, int t)
+static void topo_finish_memory(topo_prepared *p, const int *ops, int n)
 {
-    for (int i = p->consume.start[t]; i < p->consume.start[t + 1]; i++) {
-        topo_buffer *b = &p->buffers[p->consume.list[i]];
-        if (b->refs == 1)
-            p->mem[b->dev] -= b->bytes;
-        b->refs--;
-    }
-    for (int i = p->produce.start[t]; i < p->produce.start[t + 1]; i++) {
-        topo_buffer *b = &p->buffers[p->produce.list[i]];
+    for (int i = 0; i < n; i++) {
+        topo_buffer *b = &p->buffers[ops[i] >> 1];
+        if (!(ops[i] & 1)) {
+            if (b->refs == 1)
+                p->mem[b->dev] -= b->bytes;
+            b->refs--;
+            continue;
+        }
         if (b->active)
             continue;
         b->active = 1;
@@ -619,6 +796,46 @@ static void topo_finish_memory(topo_prepared *p, int t)
     }
 }
 
+/* Sorts the n task ids of a in increasing order (insertion sort: a few tasks at a time). */
+static void topo_sort_tasks(int *a, int n)
+{
+    for (int i = 1; i < n; i++) {
+        int x = a[i], j = i;
+        for (; j > 0 && a[j - 1] > x; j--)
+            a[j] = a[j - 1];
+        a[j] = x;
+    }
+}
+
+/* A task ended: of its n dependents `deps`, those that wait for nothing more join the FIFO (from
+ * *tail on), in the order of their ids, as when each pair was its own dependency (a task's
+ * dependents are listed in id order; a barrier that fires merges its own list in). */
+static void topo_release_dependents(topo_prepared *p, int n_tasks, const int *deps, int n,
+                                    int *tail)
+{
+    const int *start = p->deps.start, *list = p->deps.list;
+    int *waiting = p->waiting, *fifo = p->fifo, at = *tail, fired = 0;
+    for (int i = 0; i < n; i++) {
+        int d = deps[i];
+        if (--waiting[d] != 0)
+            continue;
+        if (d < n_tasks) {
+            __builtin_prefetch(&p->tasks[d], 1); /* topo_start reads it soon */
+            fifo[at++] = d;
+            continue;
+        }
+        fired = 1;
+        for (int j = start[d]; j < start[d + 1]; j++)
+            if (--waiting[list[j]] == 0)
+                fifo[at++] = list[j];
+    }
+    if (fired)
+        topo_sort_tasks(fifo + *tail, at - *tail);
+    *tail = at;
+}
+
+/* The heap's entries name a task by its block of p->after (a unique id, which the order ignores),
+ * so that a pop reads that block and nothing else of the task. */
 static double topo_loop(topo_prepared *p, const pb_compiled *cg, int n_tasks, long long *pops)
 {
     topo_run run = {0};
@@ -632,12 +849,13 @@ static double topo_loop(topo_prepared *p, const pb_compiled *cg, int n_tasks, lo
         if (run.heap_n == 0)
             break;
         topo_entry e = topo_pop(p->heap, &run.heap_n);
+        if (run.heap_n > 0) /* most likely the next task to end */
+            __builtin_prefetch(&p->after[p->heap[0].task]);
         run.pops++;
-        topo_finish_memory(p, e.task);
+        const int *a = p->after + e.task;
+        topo_finish_memory(p, a + 2, a[0]);
         run.time = e.end;
-        for (int i = p->deps.start[e.task]; i < p->deps.start[e.task + 1]; i++)
-            if (--p->waiting[p->deps.list[i]] == 0)
-                p->fifo[tail++] = p->deps.list[i];
+        topo_release_dependents(p, n_tasks, a + 2 + a[0], a[1], &tail);
     }
     *pops = run.pops;
     return run.time;
@@ -845,6 +1063,20 @@ static int topo_cache_store(topo_prepared *p, const pb_strategy *s)
     return 0;
 }
 
+/* Lists the transfers over a link, in id order (the order their busy times add up in). */
+static int topo_list_moves(topo_prepared *p)
+{
+    p->n_moves = 0;
+    for (int t = 0; t < p->n_tasks; t++) {
+        if (p->tasks[t].kind != TOPO_TRANSFER || p->tasks[t].resource < 0)
+            continue;
+        if (topo_grow(&p->moves, &p->cap_moves, p->n_moves + 1, sizeof(int)))
+            return -1;
+        p->moves[p->n_moves++] = t;
+    }
+    return 0;
+}
+
 /* Compiles s and builds its tasks, unless s is the strategy built last. */
 static int topo_prepare_strategy(topo_prepared *p, const pb_strategy *s, pb_error *err)
 {
@@ -861,12 +1093,12 @@ static int topo_prepare_strategy(topo_prepared *p, const pb_strategy *s, pb_erro
         return PB_ERR;
     const pb_compiled *cg = p->cg;
     if (topo_reserve(p, cg) || topo_build(p, cg, &p->n_tasks, &p->n_buffers) ||
-        topo_pairs_index(&p->deps, p->n_tasks) || topo_pairs_index(&p->consume, p->n_tasks) ||
-        topo_pairs_index(&p->produce, p->n_tasks) || topo_cache_store(p, s))
+        topo_pairs_index(&p->deps, p->n_tasks + p->n_barriers) ||
+        topo_pairs_index(&p->consume, p->n_tasks) || topo_pairs_index(&p->produce, p->n_tasks) ||
+        topo_after(p, p->n_tasks) || topo_cache_store(p, s))
         return pb_errorf(err, "out of memory");
-    for (int b = 0; b < p->n_buffers; b++)
-        p->buffers[b].refs0 = p->buffers[b].refs;
-    memset(p->waiting0, 0, (size_t)p->n_tasks * sizeof(int));
+    memcpy(p->buffers0, p->buffers, (size_t)p->n_buffers * sizeof(topo_buffer));
+    memset(p->waiting0, 0, ((size_t)p->n_tasks + (size_t)p->n_barriers) * sizeof(int));
     for (int i = 0; i < p->deps.n; i++)
         p->waiting0[p->deps.b[i]]++;
     memset(p->mem0, 0, (size_t)p->nd * sizeof(double));
@@ -876,6 +1108,8 @@ static int topo_prepare_strategy(topo_prepared *p, const pb_strategy *s, pb_erro
         p->used0[cg->device[v]] = 1;
     }
     topo_collective_scales(p, cg);
+    if (topo_list_moves(p))
+        return pb_errorf(err, "out of memory");
     p->cached = 1;
     return PB_OK;
 }
@@ -886,11 +1120,8 @@ static int topo_prepare_strategy(topo_prepared *p, const pb_strategy *s, pb_erro
 static void topo_reset(topo_prepared *p, const pb_compiled *cg, int n_tasks)
 {
     int nd = p->nd;
-    memcpy(p->waiting, p->waiting0, (size_t)n_tasks * sizeof(int));
-    for (int b = 0; b < p->n_buffers; b++) {
-        p->buffers[b].refs = p->buffers[b].refs0;
-        p->buffers[b].active = 0;
-    }
+    memcpy(p->waiting, p->waiting0, ((size_t)n_tasks + (size_t)p->n_barriers) * sizeof(int));
+    memcpy(p->buffers, p->buffers0, (size_t)p->n_buffers * sizeof(topo_buffer));
     for (int i = 0; i < p->n_links; i++)
         p->link_free[i] = 0;
     for (int d = 0; d < nd; d++)
@@ -922,10 +1153,11 @@ static void topo_fill(const topo_prepared *p, const pb_compiled *cg, int n_tasks
         memcpy(out->busy_us, p->busy, (size_t)nd * sizeof(double));
     if (out->link_busy_us) {
         memset(out->link_busy_us, 0, (size_t)nd * (size_t)nd * sizeof(double));
-        for (int t = 0; t < n_tasks; t++)
-            if (p->tasks[t].kind == TOPO_TRANSFER && p->tasks[t].resource >= 0)
-                out->link_busy_us[p->tasks[t].src * nd + p->tasks[t].dst] +=
-                    p->tasks[t].end - p->tasks[t].start;
+        for (int i = 0; i < p->n_moves; i++) {
+            int t = p->moves[i];
+            out->link_busy_us[p->info[t].src * nd + p->info[t].dst] +=
+                topo_end(&p->tasks[t]) - p->tasks[t].start;
+        }
     }
     if (out->node_start_us && out->node_end_us) {
         for (int v = 0; v < g->n_nodes; v++) {
@@ -939,7 +1171,8 @@ static void topo_fill(const topo_prepared *p, const pb_compiled *cg, int n_tasks
             int v = cg->origin[x->node];
             out->node_start_us[v] =
                 x->start < out->node_start_us[v] ? x->start : out->node_start_us[v];
-            out->node_end_us[v] = x->end > out->node_end_us[v] ? x->end : out->node_end_us[v];
+            double end = topo_end(x);
+            out->node_end_us[v] = end > out->node_end_us[v] ? end : out->node_end_us[v];
         }
     }
     if (out->port_send_us && out->port_arrive_us)
@@ -963,10 +1196,15 @@ static void topo_idle_after(const topo_prepared *p, const pb_compiled *cg, int n
         if (x->kind == TOPO_TRANSFER)
             continue;
         int v = cg->origin[x->node];
-        double least = p->deps.start[t] == p->deps.start[t + 1] ? 0 : INFINITY;
-        for (int i = p->deps.start[t]; i < p->deps.start[t + 1]; i++) {
-            double gap = p->tasks[p->deps.list[i]].start - x->end;
-            least = gap < least ? gap : least;
+        const int *start = p->deps.start, *list = p->deps.list;
+        double least = start[t] == start[t + 1] ? 0 : INFINITY;
+        for (int i = start[t]; i < start[t + 1]; i++) {
+            int d = list[i], from = d < n_tasks ? i : start[d],
+                to = d < n_tasks ? i + 1 : start[d + 1];
+            for (int j = from; j < to; j++) { /* a barrier: the tasks waiting on it */
+                double gap = p->tasks[list[j]].start - topo_end(x);
+                least = gap < least ? gap : least;
+            }
         }
         idle[v] = least < idle[v] ? least : idle[v];
     }
@@ -993,11 +1231,11 @@ static void topo_records(const topo_prepared *p, const pb_compiled *cg, int n_ta
             .op = cg->origin[v],
             .replica = !transfer && cg->kind[v] == PB_CNODE_OP ? cg->replica[v] : -1,
             .what = transfer ? "transfer" : what[cg->kind[v]],
-            .src_device = x->src,
-            .dst_device = x->dst,
+            .src_device = p->info[t].src,
+            .dst_device = p->info[t].dst,
             .start_us = x->start,
-            .end_us = x->end,
-            .bytes = x->kind == TOPO_COMPUTE ? 0 : x->amount,
+            .end_us = topo_end(x),
+            .bytes = x->kind == TOPO_COMPUTE ? 0 : p->info[t].amount,
         };
         out->task_record(out->task_ctx, &r);
     }

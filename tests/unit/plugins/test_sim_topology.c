@@ -167,17 +167,25 @@ static int test_node(const pb_graph *g, const char *name)
     return -1;
 }
 
+/* A pb_eval asking for every output, into the arrays given (each evaluation's per-node times
+ * into start, end and idle_after). */
+static pb_eval test_eval_all(double *peak, double *busy, double *link, double *start, double *end,
+                             double *idle_after)
+{
+    return (pb_eval){.struct_size = sizeof(pb_eval),
+                     .peak_mem_bytes = peak,
+                     .busy_us = busy,
+                     .link_busy_us = link,
+                     .node_start_us = start,
+                     .node_end_us = end,
+                     .node_idle_after_us = idle_after};
+}
+
 /* An empty result whose pb_eval asks for every output. */
 static void test_result_init(test_result *r)
 {
     memset(r, 0, sizeof *r);
-    r->ev = (pb_eval){.struct_size = sizeof(pb_eval),
-                      .peak_mem_bytes = r->peak,
-                      .busy_us = r->busy,
-                      .link_busy_us = r->link,
-                      .node_start_us = r->start,
-                      .node_end_us = r->end,
-                      .node_idle_after_us = r->idle_after};
+    r->ev = test_eval_all(r->peak, r->busy, r->link, r->start, r->end, r->idle_after);
 }
 
 static int test_run(test_sim *s, const pb_graph *g, const pb_cluster *c, const pb_strategy *st,
@@ -759,6 +767,169 @@ static void test_cache_changed_in_place(void **state)
     graph_free(g);
 }
 
+/* ---------------------------------------------------------------- control barriers */
+
+#define DIFF_OPS 40
+#define DIFF_NODES (DIFF_OPS + 6)
+#define DIFF_RECORDS 4096
+
+/* Everything one evaluation returns, the tasks it reports in the order reported. */
+typedef struct diff_result {
+    pb_eval ev;
+    double peak[4], busy[4], link[16];
+    double start[DIFF_NODES], end[DIFF_NODES], idle_after[DIFF_NODES];
+    int n;
+    pb_task_record r[DIFF_RECORDS];
+} diff_result;
+
+static void diff_record(void *ctx, const pb_task_record *r)
+{
+    diff_result *d = ctx;
+    assert_true(d->n < DIFF_RECORDS);
+    pb_task_record *x = &d->r[d->n++];
+    memset(x, 0, sizeof *x); /* the padding too: records are compared as bytes */
+    x->struct_size = r->struct_size;
+    x->kind = r->kind;
+    x->op = r->op;
+    x->replica = r->replica;
+    x->what = r->what; /* the plugin's static names */
+    x->src_device = r->src_device;
+    x->dst_device = r->dst_device;
+    x->start_us = r->start_us;
+    x->end_us = r->end_us;
+    x->bytes = r->bytes;
+}
+
+/* A REPLICATED strategy over groups {0, 1, 2, 3}, {0, 1}, {2}, {1, 3}. */
+typedef struct diff_strategy {
+    pb_strategy s;
+    int group[DIFF_NODES], repl[DIFF_NODES];
+} diff_strategy;
+
+/* A seeded random training-like graph: ops over a random DAG, a third of them with outputs of 0
+ * bytes (so that all their out-edges are control dependencies), then three gradient ->
+ * optimizer pairs reading earlier ops (AllReduce instances, chained). */
+static pb_graph *diff_graph(pb_rng *rng, int *n_out)
+{
+    static char names[DIFF_NODES][16];
+    test_op ops[DIFF_NODES];
+    int edges[3 * DIFF_OPS + 6][2], m = 0, n = 10 + (int)pb_rng_below(rng, DIFF_OPS - 10);
+    for (int v = 0; v < n; v++) {
+        snprintf(names[v], sizeof names[v], "op%d", v);
+        int control = pb_rng_below(rng, 3) == 0;
+        ops[v] = (test_op){names[v],
+                           1 + (double)pb_rng_below(rng, 50),
+                           control ? 0 : 64 * (double)(1 + pb_rng_below(rng, 100)),
+                           (double)pb_rng_below(rng, 3) * 1000,
+                           PB_ROLE_OP,
+                           1 + (int)pb_rng_below(rng, 3)};
+        for (int k = 0; v > 0 && k < 3; k++) {
+            int u = (int)pb_rng_below(rng, (uint64_t)v), dup = 0;
+            for (int e = 0; e < m; e++)
+                dup |= edges[e][0] == u && edges[e][1] == v;
+            if (!dup && pb_rng_below(rng, 2)) {
+                edges[m][0] = u;
+                edges[m++][1] = v;
+            }
+        }
+    }
+    for (int k = 0; k < 3; k++) {
+        int gr = n++, ap = n++;
+        snprintf(names[gr], sizeof names[gr], "grad%d", k);
+        snprintf(names[ap], sizeof names[ap], "apply%d", k);
+        ops[gr] = (test_op){names[gr], 5, 4096, 0, PB_ROLE_GRADIENT, PB_SPLIT_SUM};
+        ops[ap] = (test_op){names[ap], 3, 0, 2048, PB_ROLE_APPLY, PB_SPLIT_NONE};
+        edges[m][0] = (int)pb_rng_below(rng, (uint64_t)gr);
+        edges[m++][1] = gr;
+        edges[m][0] = gr;
+        edges[m++][1] = ap;
+    }
+    *n_out = n;
+    return test_graph_build(ops, n, edges, m);
+}
+
+/* Each op on a random group, with option none on the one-device group, else a random one of
+ * allreduce, ps, duplicate. */
+static void diff_strategy_init(pb_rng *rng, diff_strategy *t, int n)
+{
+    static const int start[5] = {0, 4, 6, 7, 9}, devices[9] = {0, 1, 2, 3, 0, 1, 2, 1, 3};
+    static const int options[3] = {PB_REPL_ALLREDUCE, PB_REPL_PS, PB_REPL_DUPLICATE};
+    for (int v = 0; v < n; v++) {
+        t->group[v] = (int)pb_rng_below(rng, 4);
+        t->repl[v] = t->group[v] == 2 ? PB_REPL_NONE : options[pb_rng_below(rng, 3)];
+    }
+    pb_strategy_placement(&t->s, n, t->group);
+    t->s.kind = PB_STRATEGY_REPLICATED;
+    t->s.replication = t->repl;
+    t->s.n_device_groups = 4;
+    t->s.group_start = start;
+    t->s.group_devices = devices;
+}
+
+static int diff_run(const pb_simulator_ops *ops, void *instance, const pb_graph *g,
+                    const pb_cluster *c, const pb_strategy *s, diff_result *r)
+{
+    void *prepared = NULL;
+    pb_error err;
+    assert_int_equal(ops->prepare(instance, g, c, &prepared, &err), PB_OK);
+    memset(r, 0, sizeof *r);
+    r->ev = test_eval_all(r->peak, r->busy, r->link, r->start, r->end, r->idle_after);
+    r->ev.task_record = diff_record;
+    r->ev.task_ctx = r;
+    int rc = ops->evaluate(prepared, s, &r->ev, &err);
+    if (rc != PB_OK)
+        fail_msg("%s", err.msg);
+    ops->release(prepared);
+    return rc;
+}
+
+/* The barrier path (control_barriers = true, the default) against one dependency per pair, on
+ * seeded random graphs and strategies: every output and every task record identical. */
+static void test_barriers_differential(void **state)
+{
+    test_sim *sim = *state;
+    const pb_simulator_ops *ops = sim->desc->ops;
+    option_kv off = {"control_barriers", "false"};
+    option_set set;
+    pb_error err;
+    assert_int_equal(options_resolve(sim->desc, &off, 1, "topology", &set, &err), PB_OK);
+    pb_create_args args = options_create_args(&set, NULL, 1);
+    void *pairs = NULL;
+    assert_int_equal(ops->create(&args, &pairs, &err), PB_OK);
+    test_cluster tc;
+    int machine[4] = {0, 0, 1, 1};
+    test_cluster_init(&tc, 4, machine, 100, 10, 2);
+    static diff_result a, b;
+    long long collectives = 0;
+    for (uint64_t seed = 1; seed <= 200; seed++) {
+        pb_rng rng;
+        pb_rng_seed(&rng, seed);
+        int n;
+        pb_graph *g = diff_graph(&rng, &n);
+        diff_strategy t;
+        diff_strategy_init(&rng, &t, n);
+        diff_run(ops, sim->instance, g, &tc.c, &t.s, &a);
+        diff_run(ops, pairs, g, &tc.c, &t.s, &b);
+        assert_true(a.ev.step_time_us == b.ev.step_time_us);
+        assert_int_equal(a.ev.feasible, b.ev.feasible);
+        assert_true(a.ev.n_events == b.ev.n_events);
+        assert_memory_equal(a.peak, b.peak, sizeof a.peak);
+        assert_memory_equal(a.busy, b.busy, sizeof a.busy);
+        assert_memory_equal(a.link, b.link, sizeof a.link);
+        assert_memory_equal(a.start, b.start, (size_t)n * sizeof(double));
+        assert_memory_equal(a.end, b.end, (size_t)n * sizeof(double));
+        assert_memory_equal(a.idle_after, b.idle_after, (size_t)n * sizeof(double));
+        assert_int_equal(a.n, b.n);
+        assert_memory_equal(a.r, b.r, (size_t)a.n * sizeof(pb_task_record));
+        for (int i = 0; i < a.n; i++)
+            collectives += a.r[i].kind == PB_TASK_COLLECTIVE;
+        graph_free(g);
+    }
+    assert_true(collectives > 0); /* the draws reach AllReduce chains */
+    ops->destroy(pairs);
+    option_set_free(&set);
+}
+
 /* ---------------------------------------------------------------- bad input */
 
 static void test_refused(void **state, const pb_graph *g, const pb_cluster *c, const pb_strategy *s,
@@ -816,7 +987,7 @@ int main(void)
         cmocka_unit_test(test_collective_order), cmocka_unit_test(test_split_two_ops),
         cmocka_unit_test(test_split_metis),      cmocka_unit_test(test_placeto_agreement),
         cmocka_unit_test(test_idle_after),       cmocka_unit_test(test_cache_changed_in_place),
-        cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_bad_input),        cmocka_unit_test(test_barriers_differential),
     };
     return cmocka_run_group_tests(tests, test_setup, test_teardown);
 }
