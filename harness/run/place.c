@@ -321,7 +321,7 @@ int place_run(const place_request *q, place_result *res, pb_error *err)
 }
 
 /* Whether the requests can go to one place_multi call: the same placer, built for ABI 1.9 with
- * place_multi, on the same graph and cluster. */
+ * place_multi, on the same graph and as many devices (each run simulates on its own cluster). */
 static int place_multi_applies(const place_request *qs, int k)
 {
     const pb_plugin_desc *d = qs[0].placer->entry->desc;
@@ -332,7 +332,7 @@ static int place_multi_applies(const place_request *qs, int k)
         return 0;
     for (int r = 1; r < k; r++)
         if (qs[r].placer->entry != qs[0].placer->entry || qs[r].graph != qs[0].graph ||
-            qs[r].cluster != qs[0].cluster)
+            qs[r].cluster->n_devices != qs[0].cluster->n_devices)
             return 0;
     return 1;
 }

@@ -319,32 +319,29 @@ static int gnn_forward_batch(void *instance, void *prepared, pb_nn_tape *t, pb_n
     return messenger_sequential(t, gg->n, batch, s, &dir[0], &dir[1], out, err);
 }
 
-/* forward_batch of k runs; the sequential message passer interleaves their chains, the other
- * modes (no chains to overlap) run forward_batch per run. */
+/* forward_batch of k runs; the sequential message passer interleaves their chains, other
+ * modes (or runs of mixed modes or graphs) run forward_batch run by run. */
 static int gnn_forward_multi(int k, void *const *instances, void *const *prepared,
                              pb_nn_tape *const *tapes, pb_nn_tensor *const *x, int batch,
                              const uint64_t *const *seeds, pb_nn_tensor **out, pb_error *err)
 {
-    const gnn *e0 = instances[0];
-    if (e0->mode != GNN_SEQUENTIAL || k == 1) {
+    int n = ((const gnn_graph *)prepared[0])->n, together = k > 1 && k <= MESSENGER_MAX_RUNS;
+    for (int r = 0; r < k && together; r++)
+        together = ((const gnn *)instances[r])->mode == GNN_SEQUENTIAL &&
+                   ((const gnn_graph *)prepared[r])->n == n;
+    if (!together) {
         for (int r = 0; r < k; r++)
             if (gnn_forward_batch(instances[r], prepared[r], tapes[r], x[r], batch,
                                   seeds ? seeds[r] : NULL, &out[r], err))
                 return PB_ERR;
         return PB_OK;
     }
-    if (k > MESSENGER_MAX_RUNS)
-        return pb_errorf(err, "placeto-gnn: %d runs at once (at most %d)", k, MESSENGER_MAX_RUNS);
     pb_nn_tensor *s[MESSENGER_MAX_RUNS];
     messenger_dir dirs[2 * MESSENGER_MAX_RUNS];
-    int n = ((const gnn_graph *)prepared[0])->n;
     for (int r = 0; r < k; r++) {
         const gnn *e = instances[r];
         const gnn_graph *gg = prepared[r];
         out[r] = NULL;
-        if (e->mode != GNN_SEQUENTIAL || gg->n != n)
-            return pb_errorf(err, "placeto-gnn: runs with other options or graphs cannot be "
-                                  "interleaved");
         if (gnn_transform(e, gg, tapes[r], x[r], batch, &s[r], err))
             return PB_ERR;
         gnn_dir(tapes[r], e, gg, 0, &dirs[2 * r]);
