@@ -98,6 +98,17 @@ double nn_cpu_peak_gflops(int isa, double seconds);
 void nn_fused_linear(int isa, int n, int in, int out, const float *x, const float *w,
                      const float *b, int relu, float *y);
 
+/* The gradients of a dense layer's product for few rows (nn_fused.c), accumulated: dw (in x
+ * out) += x^T dz with x n x in and dz n x out, for n <= NN_FUSED_WGRAD_MAX_ROWS; dx (n x in) +=
+ * dz W^T, for n <= NN_FUSED_MAX_ROWS.  The same bits for every isa, and as OpenBLAS's Haswell
+ * sgemm computes them for those row counts; from 8 rows (dW) and 4 rows (dx) on OpenBLAS sums in
+ * another order, so pb_nn_linear's backward leaves those to it. */
+#define NN_FUSED_WGRAD_MAX_ROWS 7
+void nn_fused_weight_grad(int isa, int n, int in, int out, const float *x, const float *dz,
+                          float *dw);
+void nn_fused_input_grad(int isa, int n, int in, int out, const float *dz, const float *w,
+                         float *dx);
+
 /* Records the first error of a pass (printf-style); always returns NULL. */
 void *nn_tape_fail(pb_nn_tape *t, const char *fmt, ...)
 #if defined(__GNUC__)
