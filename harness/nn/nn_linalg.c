@@ -97,14 +97,11 @@ static void linalg_linear_backward(const nn_record *r)
         for (int i = 0; i < n; i++)
             for (int j = 0; j < out; j++)
                 b->grad[j] += dz[(size_t)i * (size_t)out + (size_t)j];
-    /* Few rows: the fused kernels, OpenBLAS's bits without its call and packing overhead. */
-    if (w->grad && n <= NN_FUSED_WGRAD_MAX_ROWS)
-        nn_fused_weight_grad(nn_cpu_isa(), n, in, out, x->data, dz, w->grad);
-    else if (w->grad)
+    /* OpenBLAS even for few rows: the fused gradient kernels of nn_fused.c give the same bits
+     * but were no faster on any of the placers' shapes (test_nn_fused's timings). */
+    if (w->grad)
         pb_nn_gemm(1, 0, in, out, n, 1.0f, x->data, in, dz, out, 1.0f, w->grad, out);
-    if (x->grad && n <= NN_FUSED_MAX_ROWS)
-        nn_fused_input_grad(nn_cpu_isa(), n, in, out, dz, w->data, x->grad);
-    else if (x->grad)
+    if (x->grad)
         pb_nn_gemm(0, 1, n, in, out, 1.0f, dz, out, w->data, out, 1.0f, x->grad, in);
 }
 

@@ -291,20 +291,23 @@ static double bench_ns(int which, int isa, int reps, int n, int in, int out, con
     return best;
 }
 
-/* Nanoseconds per backward product pair (dW and dx) of n rows, best of 5 rounds. */
-static double bench_grads_ns(int which, int isa, int reps, int n, int in, int out, const float *x,
-                             const float *w, const float *dz, float *dw, float *dx)
+/* Nanoseconds per call of one backward product of n rows (part 0: dW, 1: dx; which 0:
+ * OpenBLAS, 1: fused with isa), best of 5 rounds. */
+static double bench_grads_ns(int part, int which, int isa, int reps, int n, int in, int out,
+                             const float *x, const float *w, const float *dz, float *dw, float *dx)
 {
     double best = 1e30;
     for (int round = 0; round < 5; round++) {
         double t0 = pb_clock_seconds(CLOCK_THREAD_CPUTIME_ID);
         for (int r = 0; r < reps; r++) {
-            if (which) {
+            if (part == 0 && which)
                 nn_fused_weight_grad(isa, n, in, out, x, dz, dw);
+            else if (part == 0)
+                pb_nn_gemm(1, 0, in, out, n, 1.0f, x, in, dz, out, 1.0f, dw, out);
+            else if (which)
                 nn_fused_input_grad(isa, n, in, out, dz, w, dx);
-            } else {
-                reference_grads(n, in, out, x, w, dz, dw, dx);
-            }
+            else
+                pb_nn_gemm(0, 1, n, in, out, 1.0f, dz, out, w, out, 1.0f, dx, in);
         }
         double dt = (pb_clock_seconds(CLOCK_THREAD_CPUTIME_ID) - t0) / reps * 1e9;
         best = dt < best ? dt : best;
@@ -321,22 +324,24 @@ static void bench_grads(void)
                                      {4, 52, 104}, {7, 52, 104}, {2, 8, 8},    {3, 10, 10}};
     pb_rng rng;
     pb_rng_seed(&rng, 2);
-    printf("\nbackward (dW and dx, accumulated)\n\n");
-    printf("| n | in | out | OpenBLAS (ns) | fused %s (ns) | fused avx2 (ns) | portable (ns) |\n",
-           nn_cpu_isa_name(nn_cpu_isa()));
+    const char *isa = nn_cpu_isa_name(nn_cpu_isa());
+    printf("\nbackward products, accumulated\n\n");
+    printf("| n | in | out | dW OpenBLAS (ns) | dW fused %s (ns) | dx OpenBLAS (ns) | dx fused %s "
+           "(ns) |\n",
+           isa, isa);
     printf("|--:|--:|--:|--:|--:|--:|--:|\n");
     for (size_t s = 0; s < sizeof gshapes / sizeof gshapes[0]; s++) {
-        int n = gshapes[s][0], in = gshapes[s][1], out = gshapes[s][2];
+        int n = gshapes[s][0], in = gshapes[s][1], out = gshapes[s][2], top = nn_cpu_isa();
         float *x = random_floats(&rng, (size_t)n * in), *w = random_floats(&rng, (size_t)in * out);
         float *dz = random_floats(&rng, (size_t)n * out);
         float *dw = random_floats(&rng, (size_t)in * out),
               *dx = random_floats(&rng, (size_t)n * in);
         int reps = (int)(2e6 / ((double)n * in * out + 100)) + 10;
-        printf("| %d | %d | %d | %.0f | %.0f | %.0f | %.0f |\n", n, in, out,
-               bench_grads_ns(0, 0, reps, n, in, out, x, w, dz, dw, dx),
-               bench_grads_ns(1, nn_cpu_isa(), reps, n, in, out, x, w, dz, dw, dx),
-               bench_grads_ns(1, NN_ISA_AVX2, reps, n, in, out, x, w, dz, dw, dx),
-               bench_grads_ns(1, NN_ISA_PORTABLE, reps, n, in, out, x, w, dz, dw, dx));
+        double t[4];
+        for (int k = 0; k < 4; k++)
+            t[k] = bench_grads_ns(k / 2, k % 2, top, reps, n, in, out, x, w, dz, dw, dx);
+        printf("| %d | %d | %d | %.0f | %.0f | %.0f | %.0f |\n", n, in, out, t[0], t[1], t[2],
+               t[3]);
         free(x);
         free(w);
         free(dz);
