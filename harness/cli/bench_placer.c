@@ -19,7 +19,8 @@
 
 static const char bench_placer_usage[] =
     "placebench bench placer [GRAPH.json]... [--devices 3,5,8] [--episodes 20] "
-    "[--placer placeto] [--embedding placeto-gnn] [--opt KIND.KEY=VALUE]... [--seed S] [--json]";
+    "[--placer placeto] [--embedding placeto-gnn] [--opt KIND.KEY=VALUE]... [--seed S] "
+    "[--interleave K] [--json]";
 
 static void bench_placer_help(void)
 {
@@ -39,6 +40,10 @@ static void bench_placer_help(void)
            "  --embedding NAME  default placeto-gnn\n"
            "  --opt KIND.KEY=VALUE  a plugin option, as in 'placebench place' (repeatable)\n"
            "  --seed S          run seed; default 1\n"
+           "  --interleave K    time K runs (seeds S, S+1, ..., S+K-1) interleaved in one\n"
+           "                    call, as 'placebench run --interleave K' does; each row\n"
+           "                    shows the first run, with wall and CPU time the group's\n"
+           "                    divided by K; default 1 (one run alone)\n"
            "  --json            one JSON object per run instead of the table\n\n"
            "A second table says where each run's CPU time went: the forward passes that choose\n"
            "actions, the updates (recomputed forward passes, backward pass, optimizer) and the\n"
@@ -67,7 +72,7 @@ typedef struct bench_placer_args {
     const char *graphs[BENCH_PLACER_MAX];
     int n_graphs;
     int devices[16], n_devices;
-    int episodes, json;
+    int episodes, json, interleave;
     unsigned long long seed;
     const char *placer, *embedding;
     const char *opts[PB_KIND_PLACER + 1][BENCH_PLACER_MAX];
@@ -145,6 +150,12 @@ static int bench_placer_option(bench_placer_args *a, const char *arg, const char
         if (errno || end == value || *end || v < 1 || v > 1000000)
             return cli_error("bench placer: --episodes wants a positive integer, not '%s'", value);
         a->episodes = (int)v;
+    } else if (strcmp(arg, "--interleave") == 0) {
+        unsigned long long v;
+        if (cli_parse_u64(value, &v) || v < 1 || v > PLACE_MAX_INTERLEAVE)
+            return cli_error("bench placer: --interleave wants an integer from 1 to %d, not '%s'",
+                             PLACE_MAX_INTERLEAVE, value);
+        a->interleave = (int)v;
     } else if (strcmp(arg, "--seed") == 0) {
         if (cli_parse_u64(value, &a->seed))
             return cli_error("bench placer: --seed wants a non-negative integer, not '%s'", value);
@@ -166,6 +177,7 @@ static int bench_placer_parse(int argc, char **argv, bench_placer_args *a)
     a->n_devices = 3;
     a->episodes = 20;
     a->seed = 1;
+    a->interleave = 1;
     a->placer = "placeto";
     a->embedding = "placeto-gnn";
     for (int i = 1; i < argc; i++) {
@@ -233,6 +245,11 @@ static void bench_placer_header(const bench_placer_args *a)
         return;
     printf("placer %s, embedding %s, %d episodes per run, one run per row\n", a->placer,
            a->embedding, a->episodes);
+    if (a->interleave > 1)
+        printf("%d runs interleaved per row (seeds %llu to %llu); times are the group's divided "
+               "by %d\n",
+               a->interleave, a->seed, a->seed + (unsigned long long)a->interleave - 1,
+               a->interleave);
     printf("vector instructions (detected at run time): %s; measured one-core FMA peak %.1f "
            "GFLOP/s\n\n",
            nn_cpu_isa_name(a->isa), a->peak_gflops);
@@ -318,9 +335,9 @@ static void bench_placer_row(bench_placer_args *a, const pb_graph *g, int device
         printf("{\"graph\": \"%s\", \"nodes\": %d, \"devices\": %d, \"episodes\": %d, "
                "\"steps\": %lld, \"simulator_calls\": %lld, \"wall_s\": %.6f, \"cpu_s\": %.6f, "
                "\"steps_per_s\": %.1f, \"paper_s\": %s, \"initial_step_time_us\": %.17g, "
-               "\"best_step_time_us\": %.17g",
+               "\"best_step_time_us\": %.17g, \"interleave\": %d",
                g->name, g->grouped->n_nodes, devices, a->episodes, steps, r->sim_calls, r->wall_s,
-               r->cpu_s, rate, paper_text, r->initial_us, r->best_us);
+               r->cpu_s, rate, paper_text, r->initial_us, r->best_us, a->interleave);
         bench_placer_json_phases(a, r);
         printf("}\n");
         return;
@@ -355,12 +372,24 @@ static int bench_placer_graph(bench_placer_args *a, const bench_placer_plugins *
                            .log_id = "bench",
                            .progress = bench_placer_progress,
                            .progress_ctx = &episodes};
-        place_result r = {0};
-        int rc = place_run(&q, &r, &err);
+        /* Runs 1.. of an interleaved group count their episodes in ignored[]. */
+        place_request qs[PLACE_MAX_INTERLEAVE];
+        place_result rs[PLACE_MAX_INTERLEAVE] = {0};
+        pb_error errs[PLACE_MAX_INTERLEAVE];
+        int ignored[PLACE_MAX_INTERLEAVE];
+        for (int r = 0; r < a->interleave; r++) {
+            qs[r] = q;
+            qs[r].seed = a->seed + (unsigned long long)r;
+            qs[r].progress_ctx = r == 0 ? (void *)&episodes : (void *)&ignored[r];
+            ignored[r] = 0;
+        }
+        int rc = place_run_multi(qs, a->interleave, rs, errs);
         cluster_free(c);
-        if (rc)
-            return cli_error("bench placer: %s on %d devices: %s", g->name, a->devices[i], err.msg);
-        bench_placer_row(a, g, a->devices[i], (long long)episodes * g->grouped->n_nodes, &r);
+        for (int r = 0; rc && r < a->interleave; r++)
+            if (isnan(rs[r].best_us))
+                return cli_error("bench placer: %s on %d devices (seed %llu): %s", g->name,
+                                 a->devices[i], qs[r].seed, errs[r].msg);
+        bench_placer_row(a, g, a->devices[i], (long long)episodes * g->grouped->n_nodes, &rs[0]);
     }
     return 0;
 }

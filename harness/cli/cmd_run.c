@@ -2,6 +2,7 @@
 #include "cli.h"
 
 #include "config/config.h"
+#include "run/place.h"
 #include "run/plan.h"
 #include "run/runner.h"
 
@@ -13,7 +14,8 @@
 
 static const char run_usage[] =
     "placebench run CONFIG [-j N] [--shard i/N] [--profile NAME] [--timeout S]\n"
-    "                      [--results FILE] [--sample K [--sample-seed S]] [--quiet]\n"
+    "                      [--results FILE] [--sample K [--sample-seed S]] [--interleave K]\n"
+    "                      [--quiet]\n"
     "\n"
     "Runs every run of the experiment described by CONFIG (a Lua file) that the results file\n"
     "does not hold yet, so re-running a killed or finished sweep resumes it.  Each run executes\n"
@@ -32,6 +34,13 @@ static const char run_usage[] =
     "                  and not timed: use a fresh --results file to measure); the runs are\n"
     "                  ordinary runs of the sweep, which a later full run skips\n"
     "  --sample-seed S the draw's seed (default: the experiment's seed)\n"
+    "  --interleave K  a worker takes up to K runs (1..16, default 1) that follow each other in\n"
+    "                  the plan with the same graph, device count, plugins and budget\n"
+    "                  (repeats, other traversal orders) and interleaves them in one process\n"
+    "                  (placers with place_multi, e.g. placeto; others run them one after the\n"
+    "                  other); each run's results are what it gives alone, its time limit is\n"
+    "                  K times its own for the group and its stored wall time the group's / K;\n"
+    "                  a crash, timeout or out-of-memory fails the whole group\n"
     "  --quiet         no progress output\n"
     "\n"
     "Exit status: 0 when the sweep completed (failed runs are recorded in the results file and\n"
@@ -120,6 +129,13 @@ int cmd_run(int argc, char **argv)
             if (cli_parse_u64(argv[++i], &o.sample_seed))
                 return cli_error("--sample-seed %s: need a non-negative integer", argv[i]);
             sample_seed_set = 1;
+        } else if (strcmp(a, "--interleave") == 0 && more) {
+            char *end;
+            long k = strtol(argv[++i], &end, 10);
+            if (end == argv[i] || *end || k < 1 || k > PLACE_MAX_INTERLEAVE)
+                return cli_error("--interleave %s: need a number of runs from 1 to %d", argv[i],
+                                 PLACE_MAX_INTERLEAVE);
+            o.interleave = (int)k;
         } else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
             o.progress = 0;
         } else if (a[0] == '-') {

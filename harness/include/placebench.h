@@ -27,7 +27,7 @@ extern "C" {
 #endif
 
 #define PB_ABI_MAJOR 1
-#define PB_ABI_MINOR 11
+#define PB_ABI_MINOR 12
 
 /*
  * ABI changelog (a minor version only adds; the harness still loads plugins of older minors):
@@ -65,6 +65,8 @@ extern "C" {
  *   1.11 pb_graph.placed_with: ops that run on another op's device whatever their group's
  *        (TensorFlow's colocation of update ops with their variable; generated families with
  *        the colocate option).
+ *   1.12 Interleaved runs: pb_placer_ops.place_multi (several runs of one graph in lock-step) and
+ *        pb_embedding_ops.forward_multi (their forward passes in one call, chains interleaved).
  */
 #define PB_DESCRIPTOR_SYMBOL placebench_plugin
 #define PB_DESCRIPTOR_SYMBOL_NAME "placebench_plugin"
@@ -529,6 +531,17 @@ typedef struct pb_embedding_ops {
     int (*forward_batch)(void *instance, void *prepared, struct pb_nn_tape *tape,
                          struct pb_nn_tensor *features, int batch, const uint64_t *seeds,
                          struct pb_nn_tensor **out, pb_error *err);
+    /* Since ABI 1.12, optional (needs prepare/release/forward_batch): forward_batch for k
+     * independent runs of the same prepared graph at once, run r with its own instance,
+     * prepared data, tape, features, seeds and *out (arrays of k, borrowed).  Each run's result
+     * must be bit for bit what forward_batch gives it alone; the point is to interleave the runs'
+     * dependency chains so that the processor overlaps them.  Every instance is of this plugin
+     * with the same options.  Returns PB_ERR when the runs cannot go together (the caller then
+     * calls forward_batch per run). */
+    int (*forward_multi)(int k, void *const *instances, void *const *prepared,
+                         struct pb_nn_tape *const *tapes, struct pb_nn_tensor *const *features,
+                         int batch, const uint64_t *const *seeds, struct pb_nn_tensor **out,
+                         pb_error *err);
 } pb_embedding_ops;
 
 /* An embedding as a placer receives it: the ops of the loaded plugin and its instance. */
@@ -587,6 +600,14 @@ typedef struct pb_placer_ops {
      * placer works with (e.g. "topology"), for a placer that needs more than the kind. */
     unsigned int produces;
     const char *simulators;
+    /* Since ABI 1.12, optional: place for k runs of the same graph in one call (instances[r],
+     * problems[r], best[r] and initial_us[r] as for place), e.g. repeats with other seeds or
+     * other traversal orders, so that the placer can interleave their work.  Each run's result,
+     * learning curve (sent through problems[r]->host, which must be set) and random draws must
+     * be exactly what place gives it alone.  Every instance is of this plugin with the same
+     * options (seeds aside).  On PB_ERR the host reruns each run alone with place. */
+    int (*place_multi)(void *const *instances, const pb_problem *const *problems, int k,
+                       pb_strategy *const *best, double *initial_us, pb_error *err);
 } pb_placer_ops;
 
 enum { PB_USES_EMBEDDING = 1u << 0, PB_USES_TRAVERSAL = 1u << 1 };

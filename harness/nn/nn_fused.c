@@ -1,5 +1,6 @@
 /* nn_fused.c — the small dense layer y = act(x W + b) in one pass over the rows (product, bias,
- * ReLU, no separate copies), for AVX-512, AVX2+FMA and portable C, picked at run time. */
+ * ReLU, no separate copies), and its weight and input gradients for few rows, for AVX-512,
+ * AVX2+FMA and portable C, picked at run time. */
 #include "nn_internal.h"
 
 #include <math.h>
@@ -143,4 +144,116 @@ void nn_fused_linear(int isa, int n, int in, int out, const float *x, const floa
 #endif
     (void)isa;
     nn_fused_linear_c(n, in, out, x, w, b, relu, y);
+}
+
+/*
+ * Backward, for few rows (README, "Fused backward"): dW += x^T dz and dx += dz W^T, each entry's
+ * sum started at 0 and taken in order (rows r = 0, 1, ... for dW; outputs j = 0, 1, ... for dx)
+ * by fused multiply-adds, then added to the gradient (one rounding) — the order of OpenBLAS
+ * 0.3.21's Haswell sgemm for dW up to NN_FUSED_WGRAD_MAX_ROWS rows and for dx up to
+ * NN_FUSED_MAX_ROWS rows (test_nn_fused checks both on a grid of shapes).
+ */
+
+static inline __attribute__((always_inline)) void
+nn_fused_xgrad_body(int n, int in, int out, const float *dz, const float *w, float *dx)
+{
+    /* The in chains of a row are independent: the processor overlaps them. */
+    for (int r = 0; r < n; r++)
+        for (int i = 0; i < in; i++) {
+            const float *wi = w + (size_t)i * out, *dzr = dz + (size_t)r * out;
+            float acc = 0.0f;
+            for (int j = 0; j < out; j++)
+                acc = fmaf(dzr[j], wi[j], acc);
+            dx[(size_t)r * in + i] += acc;
+        }
+}
+
+static void nn_fused_wgrad_c(int n, int in, int out, const float *x, const float *dz, float *dw)
+{
+    for (int i = 0; i < in; i++)
+        for (int j = 0; j < out; j++) {
+            float acc = 0.0f;
+            for (int r = 0; r < n; r++)
+                acc = fmaf(x[(size_t)r * in + i], dz[(size_t)r * out + j], acc);
+            dw[(size_t)i * out + j] += acc;
+        }
+}
+
+static void nn_fused_xgrad_c(int n, int in, int out, const float *dz, const float *w, float *dx)
+{
+    nn_fused_xgrad_body(n, in, out, dz, w, dx);
+}
+
+#if NN_FUSED_X86
+/* Row i of dW, one vector of outputs at a time: one chain over the rows per lane. */
+__attribute__((target("avx512f"))) static void
+nn_fused_wgrad_512(int n, int in, int out, const float *x, const float *dz, float *dw)
+{
+    for (int j0 = 0; j0 < out; j0 += 16) {
+        int width = out - j0 < 16 ? out - j0 : 16;
+        __mmask16 m = (__mmask16)((1u << width) - 1u);
+        for (int i = 0; i < in; i++) {
+            __m512 acc = _mm512_setzero_ps();
+            for (int r = 0; r < n; r++)
+                acc = _mm512_fmadd_ps(_mm512_set1_ps(x[(size_t)r * in + i]),
+                                      _mm512_maskz_loadu_ps(m, dz + (size_t)r * out + j0), acc);
+            float *d = dw + (size_t)i * out + j0;
+            _mm512_mask_storeu_ps(d, m, _mm512_add_ps(_mm512_maskz_loadu_ps(m, d), acc));
+        }
+    }
+}
+
+__attribute__((target("avx2,fma"))) static void
+nn_fused_wgrad_256(int n, int in, int out, const float *x, const float *dz, float *dw)
+{
+    for (int j0 = 0; j0 < out; j0 += 8) {
+        __m256i m = nn_fused_mask8(out - j0 < 8 ? out - j0 : 8);
+        for (int i = 0; i < in; i++) {
+            __m256 acc = _mm256_setzero_ps();
+            for (int r = 0; r < n; r++)
+                acc = _mm256_fmadd_ps(_mm256_set1_ps(x[(size_t)r * in + i]),
+                                      _mm256_maskload_ps(dz + (size_t)r * out + j0, m), acc);
+            float *d = dw + (size_t)i * out + j0;
+            _mm256_maskstore_ps(d, m, _mm256_add_ps(_mm256_maskload_ps(d, m), acc));
+        }
+    }
+}
+
+/* dx's sums run along a row of W: scalar chains, with the FMA instruction instead of libm's
+ * fmaf (the same rounding). */
+__attribute__((target("avx2,fma"))) static void
+nn_fused_xgrad_fma(int n, int in, int out, const float *dz, const float *w, float *dx)
+{
+    nn_fused_xgrad_body(n, in, out, dz, w, dx);
+}
+#endif
+
+void nn_fused_weight_grad(int isa, int n, int in, int out, const float *x, const float *dz,
+                          float *dw)
+{
+#if NN_FUSED_X86
+    if (isa >= NN_ISA_AVX512 && nn_cpu_isa() >= NN_ISA_AVX512) {
+        nn_fused_wgrad_512(n, in, out, x, dz, dw);
+        return;
+    }
+    if (isa >= NN_ISA_AVX2 && nn_cpu_isa() >= NN_ISA_AVX2) {
+        nn_fused_wgrad_256(n, in, out, x, dz, dw);
+        return;
+    }
+#endif
+    (void)isa;
+    nn_fused_wgrad_c(n, in, out, x, dz, dw);
+}
+
+void nn_fused_input_grad(int isa, int n, int in, int out, const float *dz, const float *w,
+                         float *dx)
+{
+#if NN_FUSED_X86
+    if (isa >= NN_ISA_AVX2 && nn_cpu_isa() >= NN_ISA_AVX2) {
+        nn_fused_xgrad_fma(n, in, out, dz, w, dx);
+        return;
+    }
+#endif
+    (void)isa;
+    nn_fused_xgrad_c(n, in, out, dz, w, dx);
 }

@@ -113,6 +113,20 @@ double nn_cpu_peak_gflops(int isa, double seconds);
 void nn_fused_linear(int isa, int n, int in, int out, const float *x, const float *w,
                      const float *b, int relu, float *y);
 
+/* The gradients of a dense layer's product for few rows (nn_fused.c), accumulated: dw (in x
+ * out) += x^T dz with x n x in and dz n x out, for n <= NN_FUSED_WGRAD_MAX_ROWS; dx (n x in) +=
+ * dz W^T, for n <= NN_FUSED_MAX_ROWS.  The same bits for every isa, and as OpenBLAS's Haswell
+ * sgemm computes them for those row counts (from 8 rows for dW and 4 rows for dx on OpenBLAS
+ * sums in another order).  pb_nn_linear's backward does not use them: measured per shape
+ * (PB_BENCH_FUSED=1 test_nn_fused) they were slower than OpenBLAS or within noise on the
+ * placers' layers; they stay as the checked statement of OpenBLAS's order and for that
+ * comparison. */
+#define NN_FUSED_WGRAD_MAX_ROWS 7
+void nn_fused_weight_grad(int isa, int n, int in, int out, const float *x, const float *dz,
+                          float *dw);
+void nn_fused_input_grad(int isa, int n, int in, int out, const float *dz, const float *w,
+                         float *dx);
+
 /* Records the first error of a pass (printf-style); always returns NULL. */
 void *nn_tape_fail(pb_nn_tape *t, const char *fmt, ...)
 #if defined(__GNUC__)

@@ -97,6 +97,8 @@ static void linalg_linear_backward(const nn_record *r)
         for (int i = 0; i < n; i++)
             for (int j = 0; j < out; j++)
                 b->grad[j] += dz[(size_t)i * (size_t)out + (size_t)j];
+    /* OpenBLAS even for few rows: the fused gradient kernels of nn_fused.c give the same bits
+     * but were no faster on any of the placers' shapes (test_nn_fused's timings). */
     if (w->grad)
         pb_nn_gemm(1, 0, in, out, n, 1.0f, x->data, in, dz, out, 1.0f, w->grad, out);
     if (x->grad)

@@ -31,6 +31,7 @@ typedef struct place_host {
     double soft_deadline; /* monotonic seconds; 0 = none */
     double start;         /* monotonic seconds when the placer was called */
     pb_progress last;     /* the latest progress report, in the current layout */
+    int points;           /* progress reports received */
 } place_host;
 
 /* Evaluates a strategy of the grouped graph (current layout). */
@@ -77,6 +78,7 @@ static void place_host_progress(void *ctx, const pb_progress *p)
     memcpy(&own, p, n);
     own.struct_size = sizeof own;
     h->last = own;
+    h->points++;
     if (!h->q->progress)
         return;
     own.wall_s = pb_clock_monotonic() - h->start;
@@ -121,6 +123,7 @@ typedef struct place_state {
     void *sim_inst, *prepared, *trav_inst, *emb_inst, *placer_inst;
     int *order, *best_device;
     double *peak;
+    pb_strategy best; /* what the placer returns, over best_device */
 } place_state;
 
 static void place_state_free(const place_request *q, place_host *h, place_state *st)
@@ -195,16 +198,15 @@ static int place_setup(const place_request *q, place_host *h, const pb_host *hos
     return PB_OK;
 }
 
-/* Runs the placer and evaluates what it returned. */
-static int place_solve(const place_request *q, place_host *h, const pb_host *host, place_state *st,
-                       const pb_problem *prob, place_result *res, pb_error *err)
+/* Runs the placer and fills the timings of res; the strategy goes to st->best_device. */
+static int place_call(const place_request *q, place_host *h, const pb_host *host, place_state *st,
+                      const pb_problem *prob, place_result *res, pb_error *err)
 {
     if (place_create(q->placer, host, q->seed, "placer", &st->placer_inst, err))
         return PB_ERR;
     const pb_placer_ops *pl = q->placer->entry->desc->ops;
     int n = q->graph->grouped->n_nodes;
-    pb_strategy bs;
-    pb_strategy_placement(&bs, n, st->best_device);
+    pb_strategy_placement(&st->best, n, st->best_device);
     double c = pb_clock_seconds(CLOCK_PROCESS_CPUTIME_ID);
     double initial = NAN;
     h->start = pb_clock_monotonic();
@@ -213,16 +215,22 @@ static int place_solve(const place_request *q, place_host *h, const pb_host *hos
         compat_problem_1_1 old_prob;
         compat_strategy_1_1 old_best;
         compat_problem_to_1_1(prob, &old_prob);
-        compat_strategy_to_1_1(&bs, &old_best);
+        compat_strategy_to_1_1(&st->best, &old_best);
         rc = pl->place(st->placer_inst, (const pb_problem *)(const void *)&old_prob,
                        (pb_strategy *)(void *)&old_best, &initial, err);
-        compat_strategy_from_1_1(&old_best, &bs);
+        compat_strategy_from_1_1(&old_best, &st->best);
     } else {
-        rc = pl->place(st->placer_inst, prob, &bs, &initial, err);
+        rc = pl->place(st->placer_inst, prob, &st->best, &initial, err);
     }
     res->wall_s = pb_clock_monotonic() - h->start;
     res->cpu_s = pb_clock_seconds(CLOCK_PROCESS_CPUTIME_ID) - c;
     res->initial_us = initial < 0 ? NAN : initial;
+    return rc;
+}
+
+/* What the host counted during the placer's call (also for a failed call). */
+static void place_counters(const place_host *h, place_result *res)
+{
     res->sim_calls = h->calls;
     res->sim_cpu_s = h->sim_cpu_s;
     res->sim_events = h->sim_events;
@@ -230,8 +238,15 @@ static int place_solve(const place_request *q, place_host *h, const pb_host *hos
     res->forward_flop = h->last.forward_flop;
     res->update_cpu_s = h->last.update_cpu_s;
     res->update_flop = h->last.update_flop;
-    if (rc != PB_OK)
-        return PB_ERR;
+}
+
+/* After the placer returned st->best: its counters, and the harness's own evaluation of it. */
+static int place_finish(const place_request *q, place_host *h, place_state *st, place_result *res,
+                        pb_error *err)
+{
+    int n = q->graph->grouped->n_nodes;
+    pb_strategy bs = st->best;
+    place_counters(h, res);
     /* The harness evaluates the returned strategy itself: the stored step time is the
      * simulator's, not the placer's claim. */
     pb_eval ev = {.struct_size = sizeof ev, .feasible = 1, .peak_mem_bytes = st->peak};
@@ -255,34 +270,156 @@ static int place_solve(const place_request *q, place_host *h, const pb_host *hos
     return PB_OK;
 }
 
-int place_run(const place_request *q, place_result *res, pb_error *err)
+/* Clears res and checks that the request's placer and simulator go together. */
+static int place_begin(const place_request *q, place_result *res, pb_error *err)
 {
-    nn_blas_threads(1);
     res->initial_us = res->best_us = NAN;
     res->sim_calls = 0;
     res->wall_s = res->cpu_s = 0;
-    char why[256];
-    if (!loader_pair_applies(q->placer->entry, q->simulator->entry, why, sizeof why))
-        return pb_errorf(err, "%s", why);
     res->sim_cpu_s = res->forward_cpu_s = res->forward_flop = res->update_cpu_s = res->update_flop =
         0;
     res->sim_events = 0;
-    place_host h = {0};
-    h.q = q;
-    h.op_graph = q->graph;
-    h.placer_is_1_1 = compat_is_1_1(q->placer->entry->desc);
+    char why[256];
+    if (!loader_pair_applies(q->placer->entry, q->simulator->entry, why, sizeof why))
+        return pb_errorf(err, "%s", why);
+    return PB_OK;
+}
+
+/* The host of request q. */
+static void place_host_init(const place_request *q, place_host *h, pb_host *host)
+{
+    memset(h, 0, sizeof *h);
+    h->q = q;
+    h->op_graph = q->graph;
+    h->placer_is_1_1 = compat_is_1_1(q->placer->entry->desc);
     if (q->timeout_s > 0)
-        h.soft_deadline = pb_clock_monotonic() + 0.9 * q->timeout_s;
-    pb_host host = {sizeof host,         &h,
-                    place_host_simulate, place_host_progress,
-                    place_host_log,      place_host_deadline};
+        h->soft_deadline = pb_clock_monotonic() + 0.9 * q->timeout_s;
+    *host =
+        (pb_host){sizeof *host,       h, place_host_simulate, place_host_progress, place_host_log,
+                  place_host_deadline};
+}
+
+int place_run(const place_request *q, place_result *res, pb_error *err)
+{
+    nn_blas_threads(1);
+    if (place_begin(q, res, err))
+        return PB_ERR;
+    place_host h;
+    pb_host host;
+    place_host_init(q, &h, &host);
     place_state st = {0};
     pb_problem prob;
     int rc = place_setup(q, &h, &host, &st, &prob, err);
     if (rc == PB_OK)
-        rc = place_solve(q, &h, &host, &st, &prob, res, err);
+        rc = place_call(q, &h, &host, &st, &prob, res, err);
+    if (rc == PB_OK)
+        rc = place_finish(q, &h, &st, res, err);
+    else
+        place_counters(&h, res);
     place_state_free(q, &h, &st);
     return rc;
+}
+
+/* Whether the requests can go to one place_multi call: the same placer, built for ABI 1.9 with
+ * place_multi, on the same graph and as many devices (each run simulates on its own cluster). */
+static int place_multi_applies(const place_request *qs, int k)
+{
+    const pb_plugin_desc *d = qs[0].placer->entry->desc;
+    const pb_placer_ops *ops = d->ops;
+    if (k < 2 || compat_is_1_1(d) ||
+        ops->struct_size < offsetof(pb_placer_ops, place_multi) + sizeof ops->place_multi ||
+        !ops->place_multi)
+        return 0;
+    for (int r = 1; r < k; r++)
+        if (qs[r].placer->entry != qs[0].placer->entry || qs[r].graph != qs[0].graph ||
+            qs[r].cluster->n_devices != qs[0].cluster->n_devices)
+            return 0;
+    return 1;
+}
+
+/* One place_multi call for the k set-up runs; the group's wall and CPU time are shared
+ * equally. */
+static int place_call_multi(const place_request *qs, int k, place_host *h, const pb_host *host,
+                            place_state *st, pb_problem *prob, place_result *res, pb_error *err)
+{
+    const pb_placer_ops *ops = qs[0].placer->entry->desc->ops;
+    void **inst = calloc((size_t)k, sizeof *inst);
+    const pb_problem **probs = calloc((size_t)k, sizeof *probs);
+    pb_strategy **best = calloc((size_t)k, sizeof *best);
+    double *initial = calloc((size_t)k, sizeof *initial);
+    int rc = inst && probs && best && initial ? PB_OK : pb_errorf(err, "out of memory");
+    for (int r = 0; r < k && rc == PB_OK; r++) {
+        rc = place_create(qs[r].placer, &host[r], qs[r].seed, "placer", &st[r].placer_inst, err);
+        inst[r] = st[r].placer_inst;
+        prob[r].host = &host[r];
+        probs[r] = &prob[r];
+        pb_strategy_placement(&st[r].best, qs[r].graph->grouped->n_nodes, st[r].best_device);
+        best[r] = &st[r].best;
+    }
+    if (rc == PB_OK) {
+        double c = pb_clock_seconds(CLOCK_PROCESS_CPUTIME_ID), start = pb_clock_monotonic();
+        for (int r = 0; r < k; r++)
+            h[r].start = start;
+        rc = ops->place_multi(inst, probs, k, best, initial, err);
+        double wall = pb_clock_monotonic() - start;
+        double cpu = pb_clock_seconds(CLOCK_PROCESS_CPUTIME_ID) - c;
+        for (int r = 0; r < k; r++) {
+            res[r].wall_s = wall / k;
+            res[r].cpu_s = cpu / k;
+            res[r].initial_us = initial[r] < 0 ? NAN : initial[r];
+        }
+    }
+    free(inst);
+    free(probs);
+    free(best);
+    free(initial);
+    return rc;
+}
+
+int place_run_multi(const place_request *qs, int k, place_result *res, pb_error *errs)
+{
+    nn_blas_threads(1);
+    if (!place_multi_applies(qs, k)) {
+        int failed = 0;
+        for (int r = 0; r < k; r++)
+            failed |= place_run(&qs[r], &res[r], &errs[r]) != PB_OK;
+        return failed ? PB_ERR : PB_OK;
+    }
+    place_host *h = calloc((size_t)k, sizeof *h);
+    pb_host *host = calloc((size_t)k, sizeof *host);
+    place_state *st = calloc((size_t)k, sizeof *st);
+    pb_problem *prob = calloc((size_t)k, sizeof *prob);
+    int rc = h && host && st && prob ? PB_OK : pb_errorf(&errs[0], "out of memory"), ready = 0;
+    for (int r = 0; r < k && rc == PB_OK; r++, ready++) {
+        rc = place_begin(&qs[r], &res[r], &errs[r]);
+        place_host_init(&qs[r], &h[r], &host[r]);
+        if (rc == PB_OK)
+            rc = place_setup(&qs[r], &h[r], &host[r], &st[r], &prob[r], &errs[r]);
+    }
+    if (rc == PB_OK)
+        rc = place_call_multi(qs, k, h, host, st, prob, res, &errs[0]);
+    int failed = 0, started = 0;
+    for (int r = 0; r < k && rc == PB_OK; r++)
+        failed |= place_finish(&qs[r], &h[r], &st[r], &res[r], &errs[r]) != PB_OK;
+    for (int r = 0; r < ready; r++) {
+        started |= h[r].points > 0;
+        if (rc != PB_OK) {
+            place_counters(&h[r], &res[r]);
+            errs[r] = errs[0];
+        }
+        place_state_free(&qs[r], &h[r], &st[r]);
+    }
+    free(h);
+    free(host);
+    free(st);
+    free(prob);
+    if (rc != PB_OK && !started) { /* the runs alone, each with its own result or error */
+        rc = PB_OK;
+        failed = 0;
+        for (int r = 0; r < k; r++)
+            failed |= place_run(&qs[r], &res[r], &errs[r]) != PB_OK;
+    }
+    return rc != PB_OK || failed ? PB_ERR : PB_OK;
 }
 
 /* Records the last curve point of each graph of place_train. */

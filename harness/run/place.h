@@ -63,6 +63,17 @@ typedef struct place_result {
  * message when setup, the placer or the final evaluation failed. */
 int place_run(const place_request *q, place_result *res, pb_error *err);
 
+/* Runs k requests of the same placer and graph on as many devices (they may differ in seed,
+ * traversal order, options and cluster) in one call of the placer's place_multi, which interleaves
+ * their work; each res[r] (and, on failure, errs[r]) is what place_run gives request r alone,
+ * except wall_s and cpu_s, the group's divided by k.  When the placer has no place_multi, the
+ * requests differ in placer, graph or device count, or the group call fails before any run has
+ * reported a curve point (e.g. runs that cannot go in lock-step), each request runs alone with
+ * place_run; a group call that fails later gives every run its error (their curves are partly
+ * sent). Returns PB_ERR when any run failed. */
+#define PLACE_MAX_INTERLEAVE 16
+int place_run_multi(const place_request *qs, int k, place_result *res, pb_error *errs);
+
 /* What place_train reports per graph: the last learning-curve point the placer sent through
  * that graph's host (best_us NAN when it sent none) and the simulator calls made on it. */
 typedef struct place_train_result {

@@ -55,17 +55,22 @@ static void runner_send(int fd, const char *fmt, ...)
     }
 }
 
+/* Where a run of the worker reports: the pipe and the run's index in the worker's group. */
+typedef struct runner_channel {
+    int fd, index;
+} runner_channel;
+
 /* A learning-curve point, sent to the parent as a "P" line. */
 static void runner_progress_line(void *ctx, const pb_progress *p)
 {
-    const int *fd = ctx;
-    runner_send(*fd, "P %d %.17g %.17g %lld %.17g", p->episode, p->episode_best_us,
+    const runner_channel *ch = ctx;
+    runner_send(ch->fd, "P %d %d %.17g %.17g %lld %.17g", ch->index, p->episode, p->episode_best_us,
                 p->best_so_far_us, p->sim_calls, p->wall_s);
 }
 
-/* Sends the final result line (with the simulator's verdict on the returned strategy) and an
- * error line; returns status. */
-static int runner_finish(int fd, int status, const place_result *res, const char *error)
+/* Sends the final result line of run `index` (with the simulator's verdict on the returned
+ * strategy) and an error line; returns status. */
+static int runner_finish(int fd, int index, int status, const place_result *res, const char *error)
 {
     if (error) {
         char clean[512];
@@ -73,89 +78,137 @@ static int runner_finish(int fd, int status, const place_result *res, const char
         for (char *c = clean; *c; c++)
             if (*c == '\n' || *c == '\r')
                 *c = ' ';
-        runner_send(fd, "E %s", clean);
+        runner_send(fd, "E %d %s", index, clean);
     }
-    runner_send(fd, "R %d %.17g %.17g %lld %.17g %d %.17g %.17g", status, res->initial_us,
+    runner_send(fd, "R %d %d %.17g %.17g %lld %.17g %d %.17g %.17g", index, status, res->initial_us,
                 res->best_us, res->sim_calls, res->wall_s, res->feasible, res->throughput,
                 res->monetary_cost);
     return status;
 }
 
+/* Runs k runs of one graph interleaved in this process (place_run_multi; k = 1: one run) and
+ * reports each through fd; a run's time limit is its own times k, the group sharing the wall.
+ * Returns the first run's store_status. */
+static int runner_execute_runs(const plan_run *const *rs, int k, int fd)
+{
+    place_request q[PLACE_MAX_INTERLEAVE];
+    place_result res[PLACE_MAX_INTERLEAVE];
+    pb_error errs[PLACE_MAX_INTERLEAVE];
+    runner_channel ch[PLACE_MAX_INTERLEAVE];
+    for (int i = 0; i < k; i++) {
+        const run_spec *s = rs[i]->spec;
+        ch[i] = (runner_channel){fd, i};
+        q[i] = (place_request){
+            .graph = rs[i]->graph,
+            .cluster = rs[i]->cluster,
+            .simulator = &rs[i]->simulator,
+            .placer = &rs[i]->placer,
+            .embedding = &rs[i]->embedding,
+            .traversal = &rs[i]->traversal,
+            .seed = s->seed,
+            .episodes = s->episodes,
+            .sim_calls = s->sim_calls,
+            .timeout_s = s->timeout_s * k,
+            .log_id = s->run_id,
+            .progress = runner_progress_line,
+            .progress_ctx = &ch[i],
+        };
+        memset(&res[i], 0, sizeof res[i]);
+        errs[i].msg[0] = '\0';
+    }
+    int any_failed = k == 1 ? place_run(&q[0], &res[0], &errs[0]) != PB_OK
+                            : place_run_multi(q, k, res, errs) != PB_OK;
+    if (any_failed && isolate_memory_exhausted())
+        runner_send(fd, "O");
+    int first = STORE_OK;
+    for (int i = 0; i < k; i++) {
+        /* place_run_multi leaves best_us NAN for exactly the runs that failed */
+        int ok = k == 1 ? !any_failed : !isnan(res[i].best_us);
+        int status =
+            runner_finish(fd, i, ok ? STORE_OK : STORE_FAILED, &res[i], ok ? NULL : errs[i].msg);
+        if (i == 0)
+            first = status;
+    }
+    return first;
+}
+
 int runner_execute(const plan_run *r, int fd)
 {
-    const run_spec *s = r->spec;
-    place_request q = {
-        .graph = r->graph,
-        .cluster = r->cluster,
-        .simulator = &r->simulator,
-        .placer = &r->placer,
-        .embedding = &r->embedding,
-        .traversal = &r->traversal,
-        .seed = s->seed,
-        .episodes = s->episodes,
-        .sim_calls = s->sim_calls,
-        .timeout_s = s->timeout_s,
-        .log_id = s->run_id,
-        .progress = runner_progress_line,
-        .progress_ctx = &fd,
-    };
-    place_result res = {0};
-    pb_error err = {{0}};
-    int status = place_run(&q, &res, &err) == PB_OK ? STORE_OK : STORE_FAILED;
-    if (status != STORE_OK && isolate_memory_exhausted())
-        runner_send(fd, "O");
-    return runner_finish(fd, status, &res, status == STORE_OK ? NULL : err.msg);
+    return runner_execute_runs(&r, 1, fd);
 }
 
 /* ------------------------------------------------------------ parent side */
 
-typedef struct runner_worker {
-    pid_t pid;
-    int fd;
-    int out_fd; /* the worker's stdout and stderr; -1 once closed */
-    int run;    /* index into plan runs */
-    double started_mono, started_wall, deadline;
-    int timed_out;
-    char buf[4096];
-    size_t len;
+/* What the parent learns of one run of a worker. */
+typedef struct runner_outcome {
     store_curve_point *curve;
     int n_curve, cap_curve;
     int have_result, status;
-    int out_of_memory; /* the worker failed close to its memory limit */
     double initial, best, wall;
     long long calls;
     int feasible;
     double throughput, monetary_cost;
     char error[520];
-    char *log; /* RUNNER_LOG_LIMIT + room for the truncation note, or NULL */
+} runner_outcome;
+
+typedef struct runner_worker {
+    pid_t pid;
+    int fd;
+    int out_fd;                    /* the worker's stdout and stderr; -1 once closed */
+    int run[PLACE_MAX_INTERLEAVE]; /* indices into plan runs (an interleaved group) */
+    int n_runs;                    /* runs of the group, 1 without --interleave */
+    runner_outcome out[PLACE_MAX_INTERLEAVE];
+    double started_mono, started_wall, deadline;
+    int timed_out;
+    char buf[4096];
+    size_t len;
+    int out_of_memory; /* the worker failed close to its memory limit */
+    char *log;         /* RUNNER_LOG_LIMIT + room for the truncation note, or NULL */
     size_t log_len;
     long long log_dropped;
 } runner_worker;
 
+/* The outcome a protocol line's run index names, or NULL. */
+static runner_outcome *runner_line_outcome(runner_worker *w, const char *line, int *used)
+{
+    int i;
+    if (sscanf(line + 1, " %d%n", &i, used) != 1 || i < 0 || i >= w->n_runs)
+        return NULL;
+    *used += 1;
+    return &w->out[i];
+}
+
 static void runner_worker_line(runner_worker *w, char *line)
 {
+    if (line[0] == 'O' && line[1] == '\0') {
+        w->out_of_memory = 1;
+        return;
+    }
+    int used = 0;
+    runner_outcome *o = runner_line_outcome(w, line, &used);
+    if (!o)
+        return;
+    const char *rest = line + used;
     if (line[0] == 'P') {
         store_curve_point pt;
-        if (sscanf(line, "P %d %lf %lf %lld %lf", &pt.episode, &pt.episode_best_us,
+        if (sscanf(rest, "%d %lf %lf %lld %lf", &pt.episode, &pt.episode_best_us,
                    &pt.best_so_far_us, &pt.sim_calls, &pt.wall_s) != 5)
             return;
-        if (w->n_curve == w->cap_curve) {
-            int ncap = w->cap_curve ? w->cap_curve * 2 : 64;
-            store_curve_point *nc = realloc(w->curve, (size_t)ncap * sizeof *nc);
+        if (o->n_curve == o->cap_curve) {
+            int ncap = o->cap_curve ? o->cap_curve * 2 : 64;
+            store_curve_point *nc = realloc(o->curve, (size_t)ncap * sizeof *nc);
             if (!nc)
                 return;
-            w->curve = nc;
-            w->cap_curve = ncap;
+            o->curve = nc;
+            o->cap_curve = ncap;
         }
-        w->curve[w->n_curve++] = pt;
-    } else if (line[0] == 'E' && line[1] == ' ') {
-        snprintf(w->error, sizeof w->error, "%s", line + 2);
-    } else if (line[0] == 'O' && line[1] == '\0') {
-        w->out_of_memory = 1;
+        o->curve[o->n_curve++] = pt;
+    } else if (line[0] == 'E' && *rest == ' ') {
+        snprintf(o->error, sizeof o->error, "%s", rest + 1);
     } else if (line[0] == 'R') {
-        if (sscanf(line, "R %d %lf %lf %lld %lf %d %lf %lf", &w->status, &w->initial, &w->best,
-                   &w->calls, &w->wall, &w->feasible, &w->throughput, &w->monetary_cost) == 8)
-            w->have_result = 1;
+        if (sscanf(rest, "%d %lf %lf %lld %lf %d %lf %lf", &o->status, &o->initial, &o->best,
+                   &o->calls, &o->wall, &o->feasible, &o->throughput, &o->monetary_cost) == 8)
+            o->have_result = 1;
     }
 }
 
@@ -229,28 +282,35 @@ static const char *runner_log_text(runner_worker *w)
     return w->log;
 }
 
-static void runner_describe_exit(runner_worker *w, int wstatus, double timeout, double memory_gb)
+static void runner_describe_exit(const runner_worker *w, runner_outcome *o, int wstatus,
+                                 double timeout, double memory_gb)
 {
     if (w->timed_out) {
-        w->status = STORE_TIMEOUT;
-        snprintf(w->error, sizeof w->error, "timeout: killed after the %.6g s wall-time limit",
-                 timeout);
+        o->status = STORE_TIMEOUT;
+        if (w->n_runs > 1)
+            snprintf(o->error, sizeof o->error,
+                     "timeout: killed after the %.6g s wall-time limit of %d interleaved runs "
+                     "(%.6g s each)",
+                     timeout, w->n_runs, timeout / w->n_runs);
+        else
+            snprintf(o->error, sizeof o->error, "timeout: killed after the %.6g s wall-time limit",
+                     timeout);
     } else if (WIFSIGNALED(wstatus)) {
-        w->status = STORE_CRASHED;
-        snprintf(w->error, sizeof w->error, "crashed: signal %d (%s)", WTERMSIG(wstatus),
+        o->status = STORE_CRASHED;
+        snprintf(o->error, sizeof o->error, "crashed: signal %d (%s)", WTERMSIG(wstatus),
                  strsignal(WTERMSIG(wstatus)));
-    } else if (!w->have_result) {
-        w->status = STORE_CRASHED;
-        snprintf(w->error, sizeof w->error, "crashed: worker exited with status %d and no result",
+    } else if (!o->have_result) {
+        o->status = STORE_CRASHED;
+        snprintf(o->error, sizeof o->error, "crashed: worker exited with status %d and no result",
                  WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1);
     }
-    if (w->out_of_memory && !w->timed_out && w->status != STORE_OK) {
-        char why[sizeof w->error];
-        memcpy(why, w->error, sizeof why);
-        int n = snprintf(w->error, sizeof w->error, "out of memory: limit %.6g GB (", memory_gb);
-        if (n > 0 && (size_t)n < sizeof w->error)
-            snprintf(w->error + n, sizeof w->error - (size_t)n, "%.*s)",
-                     (int)(sizeof w->error - (size_t)n - 2), why);
+    if (w->out_of_memory && !w->timed_out && o->status != STORE_OK) {
+        char why[sizeof o->error];
+        memcpy(why, o->error, sizeof why);
+        int n = snprintf(o->error, sizeof o->error, "out of memory: limit %.6g GB (", memory_gb);
+        if (n > 0 && (size_t)n < sizeof o->error)
+            snprintf(o->error + n, sizeof o->error - (size_t)n, "%.*s)",
+                     (int)(sizeof o->error - (size_t)n - 2), why);
     }
 }
 
@@ -259,11 +319,12 @@ static const char *runner_plugin_version(const plan_plugin *pp)
     return pp->entry ? pp->entry->desc->version : NULL;
 }
 
-static int runner_store(store *st, const plan *p, runner_worker *w, pb_error *err)
+static int runner_store(store *st, const plan *p, runner_worker *w, int i, pb_error *err)
 {
-    const plan_run *r = &p->runs[w->run];
+    const runner_outcome *o = &w->out[i];
+    const plan_run *r = &p->runs[w->run[i]];
     const run_spec *s = r->spec;
-    int ok = w->status == STORE_OK;
+    int ok = o->status == STORE_OK;
     store_run rec = {
         .run_id = s->run_id,
         .experiment = p->x->name,
@@ -286,24 +347,26 @@ static int runner_store(store *st, const plan *p, runner_worker *w, pb_error *er
         .repeat = s->repeat,
         .seed = s->seed,
         .placebench_version = pb_version_string(),
-        .status = w->status,
-        .error = ok ? NULL : w->error,
-        .initial_us = w->have_result ? w->initial : NAN,
-        .best_us = ok ? w->best : NAN,
-        .search_wall_s = w->have_result ? w->wall : pb_clock_monotonic() - w->started_mono,
-        .sim_calls = w->calls,
+        .status = o->status,
+        .error = ok ? NULL : o->error,
+        .initial_us = o->have_result ? o->initial : NAN,
+        .best_us = ok ? o->best : NAN,
+        .search_wall_s =
+            o->have_result ? o->wall : (pb_clock_monotonic() - w->started_mono) / w->n_runs,
+        .sim_calls = o->calls,
         .started_at = w->started_wall,
         .finished_at = pb_clock_seconds(CLOCK_REALTIME),
         .log = runner_log_text(w),
-        .feasible = w->feasible,
-        .throughput = w->throughput,
-        .monetary_cost = w->monetary_cost,
+        .feasible = o->feasible,
+        .throughput = o->throughput,
+        .monetary_cost = o->monetary_cost,
     };
-    return store_put_run(st, &rec, w->curve, w->n_curve, err);
+    return store_put_run(st, &rec, o->curve, o->n_curve, err);
 }
 
 /* The worker: never returns.  Its stdout and stderr go to out_fd (the run's log). */
-static void runner_child(const plan *p, int run, int fd, int out_fd, pid_t parent, double memory_gb)
+static void runner_child(const plan *p, const int *runs, int k, int fd, int out_fd, pid_t parent,
+                         double memory_gb)
 {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent)
@@ -318,14 +381,18 @@ static void runner_child(const plan *p, int run, int fd, int out_fd, pid_t paren
     setvbuf(stdout, NULL, _IOLBF, 0); /* what was printed before a crash reaches the log */
     if (memory_gb > 0)
         isolate_limit_memory((unsigned long long)(memory_gb * RUNNER_GB), fd, "O\n");
-    runner_execute(&p->runs[run], fd);
+    const plan_run *rs[PLACE_MAX_INTERLEAVE];
+    for (int i = 0; i < k; i++)
+        rs[i] = &p->runs[runs[i]];
+    runner_execute_runs(rs, k, fd);
     fflush(NULL);
     close(fd);
     _exit(0);
 }
 
-static int runner_spawn(const plan *p, int run, runner_worker *w, const runner_worker *all,
-                        int n_all, double timeout, double memory_gb, pb_error *err)
+static int runner_spawn(const plan *p, const int *runs, int k, runner_worker *w,
+                        const runner_worker *all, int n_all, double timeout, double memory_gb,
+                        pb_error *err)
 {
     int fds[2], out[2];
     if (pipe(fds) != 0)
@@ -355,7 +422,7 @@ static int runner_spawn(const plan *p, int run, runner_worker *w, const runner_w
                 if (all[i].out_fd >= 0)
                     close(all[i].out_fd);
             }
-        runner_child(p, run, fds[1], out[1], parent, memory_gb);
+        runner_child(p, runs, k, fds[1], out[1], parent, memory_gb);
     }
     close(fds[1]);
     close(out[1]);
@@ -364,12 +431,15 @@ static int runner_spawn(const plan *p, int run, runner_worker *w, const runner_w
     w->pid = pid;
     w->fd = fds[0];
     w->out_fd = out[0];
-    w->run = run;
+    w->n_runs = k;
+    for (int i = 0; i < k; i++) {
+        w->run[i] = runs[i];
+        w->out[i].status = STORE_FAILED;
+        w->out[i].initial = w->out[i].best = NAN;
+    }
     w->started_mono = pb_clock_monotonic();
     w->started_wall = pb_clock_seconds(CLOCK_REALTIME);
-    w->deadline = timeout > 0 ? w->started_mono + timeout : 0;
-    w->status = STORE_FAILED;
-    w->initial = w->best = NAN;
+    w->deadline = timeout > 0 ? w->started_mono + timeout * k : 0;
     return PB_OK;
 }
 
@@ -423,23 +493,29 @@ static int runner_reap(store *st, const plan *p, runner_worker *w, double timeou
     if (w->out_fd >= 0)
         close(w->out_fd);
     w->out_fd = -1;
-    runner_describe_exit(w, wstatus, timeout, memory_gb);
-    int rc = runner_store(st, p, w, err);
-    pr->done++;
-    if (w->status == STORE_OK) {
-        pr->ok++;
-    } else {
-        pr->failed++;
-        const run_spec *s = p->runs[w->run].spec;
-        if (pr->mode == 2)
-            fputc('\n', stderr);
-        if (pr->mode)
-            fprintf(stderr, "run %s (%s on %s, %d devices, repeat %d) failed: %s\n", s->run_id,
-                    s->placer.name, p->runs[w->run].graph->name, s->n_devices, s->repeat, w->error);
+    int rc = PB_OK;
+    for (int i = 0; i < w->n_runs; i++) {
+        runner_outcome *o = &w->out[i];
+        runner_describe_exit(w, o, wstatus, timeout, memory_gb);
+        if (rc == PB_OK)
+            rc = runner_store(st, p, w, i, err);
+        pr->done++;
+        if (o->status == STORE_OK) {
+            pr->ok++;
+        } else {
+            pr->failed++;
+            const run_spec *s = p->runs[w->run[i]].spec;
+            if (pr->mode == 2)
+                fputc('\n', stderr);
+            if (pr->mode)
+                fprintf(stderr, "run %s (%s on %s, %d devices, repeat %d) failed: %s\n", s->run_id,
+                        s->placer.name, p->runs[w->run[i]].graph->name, s->n_devices, s->repeat,
+                        o->error);
+        }
+        free(o->curve);
+        o->curve = NULL;
     }
-    free(w->curve);
     free(w->log);
-    w->curve = NULL;
     w->log = NULL;
     w->pid = 0;
     runner_print_progress(pr, 0);
@@ -526,31 +602,83 @@ double runner_memory_limit_gb(double configured_gb, int jobs)
     return gb > RUNNER_MEMORY_MIN_GB ? gb : RUNNER_MEMORY_MIN_GB;
 }
 
+/* Claims run i: *taken is 1 when this process now has it.  A run stored meanwhile is counted
+ * as skipped; a run claimed elsewhere goes to `deferred` (on the final pass: counted as
+ * elsewhere). */
+static int runner_claim_one(store *st, const plan *p, int i, int *deferred, int *n_deferred,
+                            int final_pass, runner_summary *sum, runner_progress *pr, int *taken,
+                            pb_error *err)
+{
+    int outcome;
+    *taken = 0;
+    if (store_claim_run(st, p->runs[i].spec->run_id, &outcome, err))
+        return PB_ERR;
+    if (outcome == STORE_CLAIM_TAKEN) {
+        *taken = 1;
+        return PB_OK;
+    }
+    if (outcome == STORE_CLAIM_HELD && !final_pass) {
+        deferred[(*n_deferred)++] = i;
+        return PB_OK;
+    }
+    pr->total--;
+    if (outcome == STORE_CLAIM_STORED)
+        sum->skipped++;
+    else
+        sum->elsewhere++;
+    return PB_OK;
+}
+
 /* Claims the next run of todo[*next..] that no other process has: *run receives its index, or
- * -1 when none is left.  Runs stored meanwhile are counted as skipped; runs claimed elsewhere go
- * to `deferred` (on the final pass: counted as elsewhere). */
+ * -1 when none is left. */
 static int runner_claim_next(store *st, const plan *p, const int *todo, int n_todo, int *next,
                              int *deferred, int *n_deferred, int final_pass, runner_summary *sum,
                              runner_progress *pr, int *run, pb_error *err)
 {
     *run = -1;
     while (*next < n_todo) {
-        int i = todo[(*next)++], outcome;
-        if (store_claim_run(st, p->runs[i].spec->run_id, &outcome, err))
+        int i = todo[(*next)++], taken;
+        if (runner_claim_one(st, p, i, deferred, n_deferred, final_pass, sum, pr, &taken, err))
             return PB_ERR;
-        if (outcome == STORE_CLAIM_TAKEN) {
+        if (taken) {
             *run = i;
             return PB_OK;
         }
-        if (outcome == STORE_CLAIM_HELD && !final_pass) {
-            deferred[(*n_deferred)++] = i;
-            continue;
-        }
-        pr->total--;
-        if (outcome == STORE_CLAIM_STORED)
-            sum->skipped++;
-        else
-            sum->elsewhere++;
+    }
+    return PB_OK;
+}
+
+/* Whether run b can join run a's interleaved worker: the same graph, device count, plugins and
+ * budget (seeds, repeats' clusters, traversal orders and plugin options may differ; a placer
+ * that cannot run them in lock-step runs them one after the other). */
+static int runner_can_join(const plan *p, int a, int b)
+{
+    const plan_run *x = &p->runs[a], *y = &p->runs[b];
+    return x->graph == y->graph && x->cluster->n_devices == y->cluster->n_devices &&
+           x->placer.entry == y->placer.entry && x->simulator.entry == y->simulator.entry &&
+           x->embedding.entry == y->embedding.entry && x->spec->episodes == y->spec->episodes &&
+           x->spec->sim_calls == y->spec->sim_calls && x->spec->timeout_s == y->spec->timeout_s;
+}
+
+/* Claims up to `interleave` runs for one worker: the next run, then as many of the runs right
+ * after it in todo as can join it; *k receives their count (0 when none is left). */
+static int runner_claim_group(store *st, const plan *p, const int *todo, int n_todo, int *next,
+                              int *deferred, int *n_deferred, int final_pass, runner_summary *sum,
+                              runner_progress *pr, int interleave, int *runs, int *k, pb_error *err)
+{
+    *k = 0;
+    if (runner_claim_next(st, p, todo, n_todo, next, deferred, n_deferred, final_pass, sum, pr,
+                          &runs[0], err))
+        return PB_ERR;
+    if (runs[0] < 0)
+        return PB_OK;
+    *k = 1;
+    while (*k < interleave && *next < n_todo && runner_can_join(p, runs[0], todo[*next])) {
+        int i = todo[(*next)++], taken;
+        if (runner_claim_one(st, p, i, deferred, n_deferred, final_pass, sum, pr, &taken, err))
+            return PB_ERR;
+        if (taken)
+            runs[(*k)++] = i;
     }
     return PB_OK;
 }
@@ -567,6 +695,9 @@ int runner_run(plan *p, const runner_opts *o, runner_summary *sum, pb_error *err
     int *todo = malloc((size_t)(p->n_runs ? p->n_runs : 1) * sizeof(int)), n_todo = 0;
     int *deferred = malloc((size_t)(p->n_runs ? p->n_runs : 1) * sizeof(int)), n_deferred = 0;
     int jobs = o->jobs > 0 ? o->jobs : 1;
+    int interleave = o->interleave < 1                      ? 1
+                     : o->interleave > PLACE_MAX_INTERLEAVE ? PLACE_MAX_INTERLEAVE
+                                                            : o->interleave;
     runner_worker *ws = calloc((size_t)jobs, sizeof *ws);
     if (!todo || !deferred || !ws) {
         free(todo);
@@ -605,13 +736,13 @@ int runner_run(plan *p, const runner_opts *o, runner_summary *sum, pb_error *err
             break;
         for (int i = 0; i < jobs && next < n_todo && rc == PB_OK; i++)
             if (ws[i].pid <= 0) {
-                int run;
-                rc = runner_claim_next(st, p, todo, n_todo, &next, deferred, &n_deferred,
-                                       final_pass, sum, &pr, &run, err);
-                if (rc != PB_OK || run < 0)
+                int runs[PLACE_MAX_INTERLEAVE], k;
+                rc = runner_claim_group(st, p, todo, n_todo, &next, deferred, &n_deferred,
+                                        final_pass, sum, &pr, interleave, runs, &k, err);
+                if (rc != PB_OK || k == 0)
                     break;
-                double timeout = o->timeout_s > 0 ? o->timeout_s : p->runs[run].spec->timeout_s;
-                rc = runner_spawn(p, run, &ws[i], ws, jobs, timeout, memory_gb, err);
+                double timeout = o->timeout_s > 0 ? o->timeout_s : p->runs[runs[0]].spec->timeout_s;
+                rc = runner_spawn(p, runs, k, &ws[i], ws, jobs, timeout, memory_gb, err);
                 active += rc == PB_OK;
             }
         int np = 0;
@@ -644,8 +775,8 @@ int runner_run(plan *p, const runner_opts *o, runner_summary *sum, pb_error *err
             runner_worker *w = &ws[slot[k]];
             if (runner_worker_read(w))
                 continue;
-            double timeout = o->timeout_s > 0 ? o->timeout_s : p->runs[w->run].spec->timeout_s;
-            rc = runner_reap(st, p, w, timeout, memory_gb, &pr, err);
+            double timeout = o->timeout_s > 0 ? o->timeout_s : p->runs[w->run[0]].spec->timeout_s;
+            rc = runner_reap(st, p, w, timeout * w->n_runs, memory_gb, &pr, err);
             active--;
         }
     }
@@ -656,7 +787,8 @@ int runner_run(plan *p, const runner_opts *o, runner_summary *sum, pb_error *err
             close(ws[i].fd);
             if (ws[i].out_fd >= 0)
                 close(ws[i].out_fd);
-            free(ws[i].curve);
+            for (int r = 0; r < ws[i].n_runs; r++)
+                free(ws[i].out[r].curve);
             free(ws[i].log);
         }
     runner_print_progress(&pr, 1);

@@ -15,6 +15,11 @@ typedef struct runner_opts {
     int sample;          /* > 0: run only this many of the shard's runs, drawn at random */
     unsigned long long sample_seed; /* the draw's seed */
     const char *banner; /* with progress: printed on stderr once the results file is open */
+    /* > 1: a worker takes up to this many runs of one graph, cluster and set of plugins that
+     * follow each other in the plan, and runs them interleaved (place_run_multi); each run's
+     * results are what it gives alone, its time limit and stored wall time are shares of the
+     * group's.  At most PLACE_MAX_INTERLEAVE. */
+    int interleave;
 } runner_opts;
 
 typedef struct runner_summary {
@@ -44,7 +49,8 @@ double runner_memory_limit_gb(double configured_gb, int jobs);
 int runner_run(plan *p, const runner_opts *o, runner_summary *sum, pb_error *err);
 
 /* Runs one run of a plan in this process, on the cluster the plan built for it, and reports
- * through `fd` (the worker's side of the protocol); exposed for tests.  Returns the
+ * through `fd` (the worker's side of the protocol: lines "P i ...", "E i ...", "R i ..." for run
+ * i of the worker's group, here 0); exposed for tests.  Returns the
  * store_status. */
 int runner_execute(const plan_run *r, int fd);
 

@@ -539,10 +539,12 @@ static int messenger_dir_ok(const messenger_dir *dir, int d)
     return dir->order && dir->nbr_start && (dir->nbr || dir->nbr_start[0] == 0);
 }
 
-int messenger_sequential(pb_nn_tape *t, int n, int batch, pb_nn_tensor *s, const messenger_dir *fwd,
-                         const messenger_dir *bwd, pb_nn_tensor **out, pb_error *err)
+/* Checks the input, records the op on tape t and fills *cp and *yp; the forward pass itself is
+ * left to the caller (messenger_pass_forward or messenger_pass_forward_group). */
+static int messenger_setup(pb_nn_tape *t, int n, int batch, pb_nn_tensor *s,
+                           const messenger_dir *fwd, const messenger_dir *bwd, messenger_ctx **cp,
+                           pb_nn_tensor **yp, pb_error *err)
 {
-    *out = NULL;
     if (pb_nn_tape_status(t, err) != PB_OK)
         return PB_ERR;
     if (!s)
@@ -577,14 +579,96 @@ int messenger_sequential(pb_nn_tape *t, int n, int batch, pb_nn_tensor *s, const
                      !(c->dop[1] = messenger_floats(t, m)) || !(c->dsp = messenger_floats(t, m)))))
         return pb_nn_tape_status(t, err);
     messenger_pad(c, s->data, d, 0, c->sp);
-    messenger_pass_forward(c);
+    *cp = c;
+    *yp = y;
+    return PB_OK;
+}
+
+/* After the forward pass: counts its products and copies the node states into y. */
+static void messenger_finish(messenger_ctx *c, pb_nn_tape *t, pb_nn_tensor *y)
+{
+    int n = c->n, d = c->d;
     messenger_count(c, t);
-    for (int b = 0; b < batch; b++)
+    for (int b = 0; b < c->batch; b++)
         for (int v = 0; v < n; v++) {
-            size_t r = (size_t)b * n + v, q = ((size_t)v * batch + b) * c->p;
+            size_t r = (size_t)b * n + v, q = ((size_t)v * c->batch + b) * c->p;
             memcpy(y->data + r * 2 * d, c->side[0].h + q, (size_t)d * sizeof(float));
             memcpy(y->data + r * 2 * d + d, c->side[1].h + q, (size_t)d * sizeof(float));
         }
+}
+
+int messenger_sequential(pb_nn_tape *t, int n, int batch, pb_nn_tensor *s, const messenger_dir *fwd,
+                         const messenger_dir *bwd, pb_nn_tensor **out, pb_error *err)
+{
+    *out = NULL;
+    messenger_ctx *c = NULL;
+    pb_nn_tensor *y = NULL;
+    if (messenger_setup(t, n, batch, s, fwd, bwd, &c, &y, err))
+        return PB_ERR;
+    messenger_pass_forward(c);
+    messenger_finish(c, t, y);
     *out = y;
+    return PB_OK;
+}
+
+/* The forward passes of several runs' contexts of the same shape (n, batch, d, grad and the
+ * same processing orders), node by node: each node of each run and side runs exactly the
+ * arithmetic of messenger_pass_forward, only the runs' independent chains are interleaved. */
+typedef struct messenger_group {
+    messenger_ctx *const *c;
+    int k, d, p;
+} messenger_group;
+
+static inline __attribute__((always_inline)) void
+messenger_pass_forward_group_nv(const messenger_group *gr, int nv, int d)
+{
+    messenger_ctx *const *c = gr->c;
+    for (int i = 0; i < c[0]->n; i++)
+        for (int r = 0; r < gr->k; r++)
+            for (int k = 0; k < 2; k++)
+                messenger_node_forward_nv(&c[r]->side[k], c[r]->sp, c[r]->side[k].order[i],
+                                          c[r]->batch, d, nv, c[r]->grad);
+}
+
+MESSENGER_HOT
+static void messenger_pass_forward_group(const messenger_group *gr)
+{
+    MESSENGER_DISPATCH(messenger_pass_forward_group_nv, gr);
+}
+
+/* Whether the contexts can share one interleaved pass. */
+static int messenger_same_shape(messenger_ctx *const *c, int k)
+{
+    for (int r = 1; r < k; r++) {
+        if (c[r]->n != c[0]->n || c[r]->batch != c[0]->batch || c[r]->d != c[0]->d ||
+            c[r]->grad != c[0]->grad)
+            return 0;
+        for (int s = 0; s < 2; s++)
+            if (c[r]->side[s].order != c[0]->side[s].order &&
+                memcmp(c[r]->side[s].order, c[0]->side[s].order, (size_t)c[0]->n * sizeof(int)))
+                return 0;
+    }
+    return 1;
+}
+
+int messenger_sequential_multi(int k, pb_nn_tape *const *t, int n, int batch,
+                               pb_nn_tensor *const *s, const messenger_dir *dirs,
+                               pb_nn_tensor **out, pb_error *err)
+{
+    messenger_ctx *c[MESSENGER_MAX_RUNS];
+    if (k < 1 || k > MESSENGER_MAX_RUNS)
+        return pb_errorf(err, "messenger: %d runs at once (1 to %d)", k, MESSENGER_MAX_RUNS);
+    for (int r = 0; r < k; r++) {
+        out[r] = NULL;
+        if (messenger_setup(t[r], n, batch, s[r], &dirs[2 * r], &dirs[2 * r + 1], &c[r], &out[r],
+                            err))
+            return PB_ERR;
+    }
+    if (!messenger_same_shape(c, k))
+        return pb_errorf(err, "messenger: runs of different shapes cannot be interleaved");
+    messenger_group gr = {c, k, c[0]->d, c[0]->p};
+    messenger_pass_forward_group(&gr);
+    for (int r = 0; r < k; r++)
+        messenger_finish(c[r], t[r], out[r]);
     return PB_OK;
 }

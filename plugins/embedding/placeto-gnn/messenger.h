@@ -35,4 +35,14 @@ typedef struct messenger_dir {
 int messenger_sequential(pb_nn_tape *t, int n, int batch, pb_nn_tensor *s, const messenger_dir *fwd,
                          const messenger_dir *bwd, pb_nn_tensor **out, pb_error *err);
 
+/* messenger_sequential for k <= MESSENGER_MAX_RUNS independent runs of the same graph at once:
+ * run r records on tape t[r] with input s[r] and directions dirs[2r] (forward) and dirs[2r+1]
+ * (backward), and gets in out[r] bit for bit what messenger_sequential gives it alone; the
+ * runs' node-by-node chains are interleaved so that the processor overlaps them.  The runs must
+ * have the same shape (n, batch, width, gradient mode, processing orders). */
+#define MESSENGER_MAX_RUNS 16
+int messenger_sequential_multi(int k, pb_nn_tape *const *t, int n, int batch,
+                               pb_nn_tensor *const *s, const messenger_dir *dirs,
+                               pb_nn_tensor **out, pb_error *err);
+
 #endif

@@ -274,25 +274,39 @@ static pb_nn_tensor *gnn_radial(pb_nn_tape *t, const gnn *e, const gnn_graph *gg
     return side[0] && side[1] ? pb_nn_concat_cols(t, 2, side) : NULL;
 }
 
-static int gnn_forward_batch(void *instance, void *prepared, pb_nn_tape *t, pb_nn_tensor *x,
-                             int batch, const uint64_t *seeds, pb_nn_tensor **out, pb_error *err)
+/* Checks the features and applies the node transform T; *s is NULL when the embedding is the
+ * features themselves (message_passing = none, *s then x). */
+static int gnn_transform(const gnn *e, const gnn_graph *gg, pb_nn_tape *t, pb_nn_tensor *x,
+                         int batch, pb_nn_tensor **s, pb_error *err)
 {
-    (void)seeds; /* nothing random after init_params */
-    gnn *e = instance;
-    const gnn_graph *gg = prepared;
-    *out = NULL;
+    *s = NULL;
     if (!e->dim)
         return pb_errorf(err, "placeto-gnn: forward before init_params");
     if (!x || x->cols != e->dim || batch < 1 || x->rows != gg->n * batch)
         return pb_errorf(err, "placeto-gnn: features of %dx%d for %d blocks of %d nodes x %d",
                          x ? x->rows : 0, x ? x->cols : 0, batch, gg->n, e->dim);
     if (e->mode == GNN_NONE) {
-        *out = x;
+        *s = x;
         return PB_OK;
     }
-    pb_nn_tensor *s = pb_nn_mlp_forward(t, e->params, &e->t, x);
-    if (pb_nn_tape_status(t, err))
+    *s = pb_nn_mlp_forward(t, e->params, &e->t, x);
+    return pb_nn_tape_status(t, err);
+}
+
+static int gnn_forward_batch(void *instance, void *prepared, pb_nn_tape *t, pb_nn_tensor *x,
+                             int batch, const uint64_t *seeds, pb_nn_tensor **out, pb_error *err)
+{
+    (void)seeds; /* nothing random after init_params */
+    gnn *e = instance;
+    const gnn_graph *gg = prepared;
+    pb_nn_tensor *s = NULL;
+    *out = NULL;
+    if (gnn_transform(e, gg, t, x, batch, &s, err))
         return PB_ERR;
+    if (e->mode == GNN_NONE) {
+        *out = s;
+        return PB_OK;
+    }
     if (e->mode == GNN_RADIAL) {
         *out = gnn_radial(t, e, gg, batch, s);
         return pb_nn_tape_status(t, err);
@@ -303,6 +317,39 @@ static int gnn_forward_batch(void *instance, void *prepared, pb_nn_tape *t, pb_n
     if (pb_nn_tape_status(t, err))
         return PB_ERR;
     return messenger_sequential(t, gg->n, batch, s, &dir[0], &dir[1], out, err);
+}
+
+/* forward_batch of k runs; the sequential message passer interleaves their chains, other
+ * modes (or runs of mixed modes or graphs) run forward_batch run by run. */
+static int gnn_forward_multi(int k, void *const *instances, void *const *prepared,
+                             pb_nn_tape *const *tapes, pb_nn_tensor *const *x, int batch,
+                             const uint64_t *const *seeds, pb_nn_tensor **out, pb_error *err)
+{
+    int n = ((const gnn_graph *)prepared[0])->n, together = k > 1 && k <= MESSENGER_MAX_RUNS;
+    for (int r = 0; r < k && together; r++)
+        together = ((const gnn *)instances[r])->mode == GNN_SEQUENTIAL &&
+                   ((const gnn_graph *)prepared[r])->n == n;
+    if (!together) {
+        for (int r = 0; r < k; r++)
+            if (gnn_forward_batch(instances[r], prepared[r], tapes[r], x[r], batch,
+                                  seeds ? seeds[r] : NULL, &out[r], err))
+                return PB_ERR;
+        return PB_OK;
+    }
+    pb_nn_tensor *s[MESSENGER_MAX_RUNS];
+    messenger_dir dirs[2 * MESSENGER_MAX_RUNS];
+    for (int r = 0; r < k; r++) {
+        const gnn *e = instances[r];
+        const gnn_graph *gg = prepared[r];
+        out[r] = NULL;
+        if (gnn_transform(e, gg, tapes[r], x[r], batch, &s[r], err))
+            return PB_ERR;
+        gnn_dir(tapes[r], e, gg, 0, &dirs[2 * r]);
+        gnn_dir(tapes[r], e, gg, 1, &dirs[2 * r + 1]);
+        if (pb_nn_tape_status(tapes[r], err))
+            return PB_ERR;
+    }
+    return messenger_sequential_multi(k, tapes, n, batch, s, dirs, out, err);
 }
 
 static int gnn_forward(void *instance, pb_nn_tape *t, const pb_graph *g, pb_nn_tensor *x,
@@ -323,6 +370,7 @@ static const pb_embedding_ops gnn_ops = {
     .prepare = gnn_prepare,
     .release = gnn_release,
     .forward_batch = gnn_forward_batch,
+    .forward_multi = gnn_forward_multi,
 };
 
 PB_PLUGIN_WITH_OPTIONS(

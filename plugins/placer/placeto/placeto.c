@@ -410,7 +410,7 @@ static int placeto_run_init(placeto_run *r, placeto *pl, const pb_problem *p, pb
     memset(r, 0, sizeof *r);
     r->pl = pl;
     r->p = p;
-    r->host = pl->host;
+    r->host = p->host ? p->host : pl->host;
     r->n = p->graph->n_nodes;
     r->nd = p->cluster->n_devices;
     r->steps = pl->steps > 0 ? pl->steps : r->n;
@@ -473,22 +473,60 @@ static int placeto_embed(placeto_run *r, pb_nn_tensor *xin, int batch, const uin
     return pb_nn_tape_status(r->tape, err);
 }
 
-/* Logits (batch x nd) of steps whose features start at feats, on a tape reset here. */
-static int placeto_logits(placeto_run *r, int record, const float *feats, int batch,
-                          const uint64_t *seeds, const int *cur, pb_nn_tensor **logits,
-                          pb_error *err)
+/* Runs a lock-step group holds at most (placeto_place_multi). */
+#define PLACETO_MAX_RUNS 16
+
+/* Node embeddings of k runs' stacked feature blocks: with the embedding's forward_multi in one
+ * call that interleaves the runs' chains (each run's embeddings bit for bit its own), else run
+ * by run. */
+static int placeto_embed_multi(placeto_run *const *rs, int k, pb_nn_tensor *const *xin, int batch,
+                               const uint64_t *const *seeds, pb_nn_tensor **h, pb_error *err)
 {
-    pb_nn_tape_reset(r->tape, record);
-    pb_nn_tensor *xin = pb_nn_constant(r->tape, batch * r->n, r->fdim, feats);
-    pb_nn_tensor *h = NULL;
-    if (pb_nn_tape_status(r->tape, err) || placeto_embed(r, xin, batch, seeds, &h, err))
+    const placeto_run *r0 = rs[0];
+    if (k > 1 && r0->has_batch &&
+        placeto_emb_has(r0->eops, offsetof(pb_embedding_ops, forward_multi))) {
+        void *inst[PLACETO_MAX_RUNS], *prep[PLACETO_MAX_RUNS];
+        pb_nn_tape *tapes[PLACETO_MAX_RUNS];
+        for (int r = 0; r < k; r++) {
+            inst[r] = rs[r]->einst;
+            prep[r] = rs[r]->prep;
+            tapes[r] = rs[r]->tape;
+        }
+        return r0->eops->forward_multi(k, inst, prep, tapes, xin, batch, seeds, h, err);
+    }
+    for (int r = 0; r < k; r++)
+        if (placeto_embed(rs[r], xin[r], batch, seeds[r], &h[r], err))
+            return PB_ERR;
+    return PB_OK;
+}
+
+/* Logits (batch x nd) of steps whose features start at feats[r], for each of k runs, each on
+ * its own tape, reset here. */
+static int placeto_logits(placeto_run *const *rs, int k, int record, const float *const *feats,
+                          int batch, const uint64_t *const *seeds, const int *const *cur,
+                          pb_nn_tensor **logits, pb_error *err)
+{
+    pb_nn_tensor *xin[PLACETO_MAX_RUNS], *h[PLACETO_MAX_RUNS];
+    for (int r = 0; r < k; r++) {
+        placeto_run *run = rs[r];
+        pb_nn_tape_reset(run->tape, record);
+        xin[r] = pb_nn_constant(run->tape, batch * run->n, run->fdim, feats[r]);
+        if (pb_nn_tape_status(run->tape, err))
+            return PB_ERR;
+    }
+    if (placeto_embed_multi(rs, k, xin, batch, seeds, h, err))
         return PB_ERR;
-    if (!h || h->cols != r->edim || h->rows != batch * r->n)
-        return pb_errorf(err, "embedding '%s' returned %dx%d node embeddings, expected %dx%d",
-                         r->p->embedding->name, h ? h->rows : 0, h ? h->cols : 0, batch * r->n,
-                         r->edim);
-    *logits = policy_logits(r->tape, r->params, &r->pol, &r->pg, h, batch, cur);
-    return pb_nn_tape_status(r->tape, err);
+    for (int r = 0; r < k; r++) {
+        placeto_run *run = rs[r];
+        if (!h[r] || h[r]->cols != run->edim || h[r]->rows != batch * run->n)
+            return pb_errorf(err, "embedding '%s' returned %dx%d node embeddings, expected %dx%d",
+                             run->p->embedding->name, h[r] ? h[r]->rows : 0, h[r] ? h[r]->cols : 0,
+                             batch * run->n, run->edim);
+        logits[r] = policy_logits(run->tape, run->params, &run->pol, &run->pg, h[r], batch, cur[r]);
+        if (pb_nn_tape_status(run->tape, err))
+            return PB_ERR;
+    }
+    return PB_OK;
 }
 
 static int placeto_features(placeto_run *r, int cur, float *out, pb_error *err)
@@ -527,82 +565,136 @@ static void placeto_track(placeto_run *r, double x, int first)
     }
 }
 
-static int placeto_episode(placeto_run *r, int ep, int greedy, pb_error *err)
+static int placeto_episode_begin(placeto_run *r, int ep, pb_error *err)
 {
-    int n = r->n, fd = r->fdim;
     placeto_initial_placement(r, ep);
     if (ep == 0)
-        memcpy(r->init_first, r->device, (size_t)n * sizeof(int));
-    memset(r->done, 0, (size_t)n * sizeof(int));
+        memcpy(r->init_first, r->device, (size_t)r->n * sizeof(int));
+    memset(r->done, 0, (size_t)r->n * sizeof(int));
     if (placeto_simulate(r, &r->x[0], err))
         return PB_ERR;
     r->rt[0] = r->ev.step_time_us;
     placeto_track(r, r->x[0], 1);
-    for (int t = 0; t < r->steps; t++) {
-        int v = r->visit[t % n];
-        /* Greedy episodes never recompute, so they reuse the first step's feature slot. */
-        float *feat = r->feats + (greedy ? 0 : (size_t)t * n * fd);
-        pb_nn_tensor *logits = NULL;
-        r->eseed[t] = pb_rng_next(&r->pl->rng);
-        if (placeto_features(r, v, feat, err))
+    return PB_OK;
+}
+
+/* Step t up to the forward pass: the node, its embedding seed and the features (*feat). */
+static int placeto_step_features(placeto_run *r, int t, int greedy, int *v, float **feat,
+                                 pb_error *err)
+{
+    *v = r->visit[t % r->n];
+    /* Greedy episodes never recompute, so they reuse the first step's feature slot. */
+    *feat = r->feats + (greedy ? 0 : (size_t)t * r->n * r->fdim);
+    r->eseed[t] = pb_rng_next(&r->pl->rng);
+    return placeto_features(r, *v, *feat, err);
+}
+
+/* Step t after the forward pass: the action, the new placement and its simulation. */
+static int placeto_step_act(placeto_run *r, int t, int greedy, int v, const pb_nn_tensor *logits,
+                            pb_error *err)
+{
+    int a = greedy ? reinforce_argmax(logits->data, r->nd)
+                   : reinforce_sample(logits->data, r->nd, &r->pl->rng);
+    r->actions[t] = a;
+    r->cur[t] = v;
+    int same = r->device[v] == a && !r->pl->always_simulate;
+    r->device[v] = a;
+    if (same)
+        r->x[t + 1] = r->x[t];
+    else if (placeto_simulate(r, &r->x[t + 1], err))
+        return PB_ERR;
+    r->rt[t + 1] = r->ev.step_time_us;
+    placeto_track(r, r->x[t + 1], 0);
+    r->done[v]++;
+    return PB_OK;
+}
+
+/* One episode of each of k runs in lock-step: every step's forward passes go together (the
+ * CPU time of a shared pass is charged in equal parts). */
+static int placeto_episode(placeto_run *const *rs, int k, int ep, int greedy, pb_error *err)
+{
+    for (int r = 0; r < k; r++)
+        if (placeto_episode_begin(rs[r], ep, err))
             return PB_ERR;
-        double c0 = pb_clock_cpu(), f0 = pb_nn_tape_flop(r->tape);
-        if (placeto_logits(r, 0, feat, 1, &r->eseed[t], &v, &logits, err))
+    for (int t = 0; t < rs[0]->steps; t++) {
+        int v[PLACETO_MAX_RUNS];
+        float *feat[PLACETO_MAX_RUNS];
+        const float *cfeat[PLACETO_MAX_RUNS];
+        const uint64_t *seeds[PLACETO_MAX_RUNS];
+        const int *cur[PLACETO_MAX_RUNS];
+        pb_nn_tensor *logits[PLACETO_MAX_RUNS] = {0};
+        double f0[PLACETO_MAX_RUNS];
+        for (int r = 0; r < k; r++) {
+            if (placeto_step_features(rs[r], t, greedy, &v[r], &feat[r], err))
+                return PB_ERR;
+            cfeat[r] = feat[r];
+            seeds[r] = &rs[r]->eseed[t];
+            cur[r] = &v[r];
+            f0[r] = pb_nn_tape_flop(rs[r]->tape);
+        }
+        double c0 = pb_clock_cpu();
+        if (placeto_logits(rs, k, 0, cfeat, 1, seeds, cur, logits, err))
             return PB_ERR;
-        r->fwd_s += pb_clock_cpu() - c0;
-        r->fwd_flop += pb_nn_tape_flop(r->tape) - f0;
-        int a = greedy ? reinforce_argmax(logits->data, r->nd)
-                       : reinforce_sample(logits->data, r->nd, &r->pl->rng);
-        r->actions[t] = a;
-        r->cur[t] = v;
-        int same = r->device[v] == a && !r->pl->always_simulate;
-        r->device[v] = a;
-        if (same)
-            r->x[t + 1] = r->x[t];
-        else if (placeto_simulate(r, &r->x[t + 1], err))
-            return PB_ERR;
-        r->rt[t + 1] = r->ev.step_time_us;
-        placeto_track(r, r->x[t + 1], 0);
-        r->done[v]++;
+        double share = (pb_clock_cpu() - c0) / k;
+        for (int r = 0; r < k; r++) {
+            rs[r]->fwd_s += share;
+            rs[r]->fwd_flop += pb_nn_tape_flop(rs[r]->tape) - f0[r];
+            if (placeto_step_act(rs[r], t, greedy, v[r], logits[r], err))
+                return PB_ERR;
+        }
     }
     return PB_OK;
 }
 
-/* One REINFORCE step from the episode just run. */
-static int placeto_update_step(placeto_run *r, pb_error *err)
+/* One REINFORCE step of each of k runs from the episode just run, their recomputed forward
+ * passes together; accounted as the update phase. */
+static int placeto_update(placeto_run *const *rs, int k, pb_error *err)
 {
-    placeto *pl = r->pl;
-    int R = r->steps, nd = r->nd;
-    reinforce_returns(&pl->rc, r->x, R, r->ret);
-    reinforce_baseline_push(&r->bl, r->ret);
-    reinforce_baseline_mean(&r->bl, r->base);
-    pb_nn_params_zero_grad(r->params);
-    for (int t0 = 0; t0 < R; t0 += r->batch) {
-        int b = R - t0 < r->batch ? R - t0 : r->batch;
-        pb_nn_tensor *logits = NULL;
-        if (placeto_logits(r, 1, r->feats + (size_t)t0 * r->n * r->fdim, b, r->eseed + t0,
-                           r->cur + t0, &logits, err))
-            return PB_ERR;
-        for (int i = 0; i < b; i++)
-            reinforce_logit_grad(logits->data + (size_t)i * nd, nd, r->actions[t0 + i],
-                                 r->ret[t0 + i] - r->base[t0 + i], pl->entropy,
-                                 r->seedmat + (size_t)i * nd);
-        if (pb_nn_backward(r->tape, logits, r->seedmat, err))
-            return PB_ERR;
+    double c0 = pb_clock_cpu(), f0[PLACETO_MAX_RUNS];
+    int R = rs[0]->steps, batch = rs[0]->batch;
+    for (int r = 0; r < k; r++) {
+        placeto_run *run = rs[r];
+        f0[r] = pb_nn_tape_flop(run->tape);
+        reinforce_returns(&run->pl->rc, run->x, R, run->ret);
+        reinforce_baseline_push(&run->bl, run->ret);
+        reinforce_baseline_mean(&run->bl, run->base);
+        pb_nn_params_zero_grad(run->params);
     }
-    if (pl->clip > 0)
-        pb_nn_clip_grad_norm(r->params, pl->clip);
-    return pb_nn_adam_step(r->adam, r->params, pl->lr, err);
-}
-
-/* placeto_update_step, accounted as the update phase. */
-static int placeto_update(placeto_run *r, pb_error *err)
-{
-    double c0 = pb_clock_cpu(), f0 = pb_nn_tape_flop(r->tape);
-    int rc = placeto_update_step(r, err);
-    r->upd_s += pb_clock_cpu() - c0;
-    r->upd_flop += pb_nn_tape_flop(r->tape) - f0;
-    return rc;
+    for (int t0 = 0; t0 < R; t0 += batch) {
+        int b = R - t0 < batch ? R - t0 : batch;
+        const float *feats[PLACETO_MAX_RUNS];
+        const uint64_t *seeds[PLACETO_MAX_RUNS];
+        const int *cur[PLACETO_MAX_RUNS];
+        pb_nn_tensor *logits[PLACETO_MAX_RUNS] = {0};
+        for (int r = 0; r < k; r++) {
+            feats[r] = rs[r]->feats + (size_t)t0 * rs[r]->n * rs[r]->fdim;
+            seeds[r] = rs[r]->eseed + t0;
+            cur[r] = rs[r]->cur + t0;
+        }
+        if (placeto_logits(rs, k, 1, feats, b, seeds, cur, logits, err))
+            return PB_ERR;
+        for (int r = 0; r < k; r++) {
+            placeto_run *run = rs[r];
+            int nd = run->nd;
+            for (int i = 0; i < b; i++)
+                reinforce_logit_grad(logits[r]->data + (size_t)i * nd, nd, run->actions[t0 + i],
+                                     run->ret[t0 + i] - run->base[t0 + i], run->pl->entropy,
+                                     run->seedmat + (size_t)i * nd);
+            if (pb_nn_backward(run->tape, logits[r], run->seedmat, err))
+                return PB_ERR;
+        }
+    }
+    double share = (pb_clock_cpu() - c0) / k;
+    for (int r = 0; r < k; r++) {
+        placeto_run *run = rs[r];
+        if (run->pl->clip > 0)
+            pb_nn_clip_grad_norm(run->params, run->pl->clip);
+        if (pb_nn_adam_step(run->adam, run->params, run->pl->lr, err))
+            return PB_ERR;
+        run->upd_s += share;
+        run->upd_flop += pb_nn_tape_flop(run->tape) - f0[r];
+    }
+    return PB_OK;
 }
 
 /* Bookkeeping after an episode: training best, run best, the curve point. */
@@ -654,43 +746,101 @@ static int placeto_stop(const placeto_run *r)
     return r->p->budget->wall_s > 0 && pb_clock_monotonic() - r->t0 >= r->p->budget->wall_s;
 }
 
-static int placeto_loop(placeto_run *r, double *initial_us, pb_error *err)
+/* The episodes of k runs in lock-step (k = 1: one run as place() does it).  A run whose
+ * deadline or wall budget has passed stops; the others go on. */
+static int placeto_loop(placeto_run *const *rs, int k, double *initial_us, pb_error *err)
 {
-    placeto *pl = r->pl;
-    int episodes = placeto_episode_count(r);
-    int training = episodes - (episodes + pl->eval_freq - 1) / pl->eval_freq;
-    if (reinforce_baseline_init(&r->bl, r->steps, pl->bl_rounds, training > 0 ? training : 1, err))
-        return PB_ERR;
-    memset(r->train_best, 0, (size_t)r->n * sizeof(int)); /* init_best_pl starts at zero */
-    r->train_best_x = INFINITY;
+    int episodes = placeto_episode_count(rs[0]), eval_freq = rs[0]->pl->eval_freq;
+    int training = episodes - (episodes + eval_freq - 1) / eval_freq;
+    int stopped[PLACETO_MAX_RUNS] = {0};
+    for (int r = 0; r < k; r++) {
+        placeto_run *run = rs[r];
+        if (reinforce_baseline_init(&run->bl, run->steps, run->pl->bl_rounds,
+                                    training > 0 ? training : 1, err))
+            return PB_ERR;
+        memset(run->train_best, 0, (size_t)run->n * sizeof(int)); /* init_best_pl starts at 0 */
+        run->train_best_x = INFINITY;
+    }
     for (int ep = 0; ep < episodes; ep++) {
-        if (ep > 0 && placeto_stop(r))
+        placeto_run *act[PLACETO_MAX_RUNS];
+        int m = 0;
+        for (int r = 0; r < k; r++) {
+            stopped[r] = stopped[r] || (ep > 0 && placeto_stop(rs[r]));
+            if (!stopped[r])
+                act[m++] = rs[r];
+        }
+        if (m == 0)
             break;
-        int greedy = ep % pl->eval_freq == 0;
-        if (placeto_episode(r, ep, greedy, err))
+        int greedy = ep % eval_freq == 0;
+        if (placeto_episode(act, m, ep, greedy, err))
             return PB_ERR;
         if (ep == 0)
-            *initial_us = r->rt[0];
-        if (!greedy && placeto_update(r, err))
-            return PB_ERR;
-        placeto_after_episode(r, ep, greedy);
+            for (int r = 0; r < k; r++)
+                initial_us[r] = rs[r]->rt[0];
+        /* The updates run by run: together (3 runs' tapes of `batch` steps) they were slower
+         * on ptb at 8 devices, the larger working set costing more than the overlap gained. */
+        for (int i = 0; !greedy && i < m; i++)
+            if (placeto_update(&act[i], 1, err))
+                return PB_ERR;
+        for (int i = 0; i < m; i++)
+            placeto_after_episode(act[i], ep, greedy);
     }
     return PB_OK;
+}
+
+/* Why runs cannot go in lock-step (NULL when they can): every run must take the same steps,
+ * episodes and update batches. */
+static const char *placeto_lockstep_mismatch(placeto_run *const *rs, int k)
+{
+    const placeto_run *a = rs[0];
+    for (int r = 1; r < k; r++) {
+        const placeto_run *b = rs[r];
+        if (b->n != a->n || b->nd != a->nd || b->steps != a->steps || b->fdim != a->fdim)
+            return "the runs place different graphs or clusters";
+        if (placeto_episode_count(b) != placeto_episode_count(a) ||
+            b->pl->eval_freq != a->pl->eval_freq || b->batch != a->batch)
+            return "the runs' episodes, eval_freq or batch differ";
+        if (b->eops != a->eops || b->has_batch != a->has_batch)
+            return "the runs use different embeddings";
+    }
+    return NULL;
+}
+
+static int placeto_place_multi(void *const *instances, const pb_problem *const *problems, int k,
+                               pb_strategy *const *best, double *initial_us, pb_error *err)
+{
+    if (k < 1 || k > PLACETO_MAX_RUNS)
+        return pb_errorf(err, "placeto: %d runs at once (1 to %d)", k, PLACETO_MAX_RUNS);
+    placeto_run *runs = calloc((size_t)k, sizeof *runs);
+    placeto_run *rs[PLACETO_MAX_RUNS] = {0};
+    if (!runs)
+        return pb_errorf(err, "out of memory");
+    int rc = PB_OK, ready = 0;
+    for (int r = 0; r < k && rc == PB_OK; r++, ready++) {
+        initial_us[r] = -1;
+        rs[r] = &runs[r];
+        rc = placeto_run_init(&runs[r], instances[r], problems[r], err);
+    }
+    const char *why = rc == PB_OK ? placeto_lockstep_mismatch(rs, k) : NULL;
+    if (why)
+        rc = pb_errorf(err, "placeto: %d runs cannot go in lock-step: %s", k, why);
+    if (rc == PB_OK)
+        rc = placeto_loop(rs, k, initial_us, err);
+    for (int r = 0; rc == PB_OK && r < k; r++)
+        memcpy(best[r]->device, runs[r].run_best, (size_t)runs[r].n * sizeof(int));
+    for (int r = 0; r < ready; r++)
+        placeto_run_free(&runs[r]);
+    free(runs);
+    return rc;
 }
 
 static int placeto_place(void *instance, const pb_problem *p, pb_strategy *best, double *initial_us,
                          pb_error *err)
 {
-    placeto *pl = instance;
-    placeto_run r;
-    *initial_us = -1;
-    int rc = placeto_run_init(&r, pl, p, err);
-    if (rc == PB_OK)
-        rc = placeto_loop(&r, initial_us, err);
-    if (rc == PB_OK)
-        memcpy(best->device, r.run_best, (size_t)r.n * sizeof(int));
-    placeto_run_free(&r);
-    return rc;
+    void *inst[1] = {instance};
+    const pb_problem *probs[1] = {p};
+    pb_strategy *bests[1] = {best};
+    return placeto_place_multi(inst, probs, 1, bests, initial_us, err);
 }
 
 static int placeto_save(void *instance, const char *path, pb_error *err)
@@ -721,6 +871,9 @@ static const pb_placer_ops placeto_ops = {
     .save = placeto_save,
     .load = placeto_load,
     .uses = PB_USES_EMBEDDING | PB_USES_TRAVERSAL,
+    .produces = 0,
+    .simulators = NULL,
+    .place_multi = placeto_place_multi,
 };
 
 PB_PLUGIN_WITH_OPTIONS(

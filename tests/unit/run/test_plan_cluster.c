@@ -155,7 +155,7 @@ static double execute_best(const plan_run *r)
     int status = -1;
     while (fgets(line, sizeof line, out))
         if (line[0] == 'R')
-            assert_int_equal(sscanf(line, "R %d %*f %lf", &status, &best), 2);
+            assert_int_equal(sscanf(line, "R %*d %d %*f %lf", &status, &best), 2);
     fclose(out);
     assert_int_equal(status, STORE_OK);
     return best;
