@@ -142,7 +142,7 @@ static int dataset_mkdirs(const char *dir)
 typedef struct dataset_gen_args {
     const char *family, *out, *cost_model;
     long long count, seed, first;
-    cli_genopt opt; /* --layers and --batch are the zoo's too */
+    cli_genopt opt;                     /* --layers and --batch are the zoo's too */
     const char *zopt[DATASET_MAX_OPTS]; /* --opt KEY=VALUE, in order */
     int n_zopt;
 } dataset_gen_args;
