@@ -337,7 +337,7 @@ static void topo_release(void *prepared)
     free(p->waiting);
     free(p->fifo);
     free(p->main_task);
-    free(p->heap);
+    topo_heap_free(p->heap);
     free(p->buffers);
     free(p->buffers0);
     free(p->keys);
@@ -482,10 +482,12 @@ static int topo_reserve(topo_prepared *p, const pb_compiled *cg)
         int cap = 2 * tasks;
         if (topo_realloc(&p->tasks, cap, sizeof(topo_task)) ||
             topo_realloc(&p->info, cap, sizeof(topo_task_info)) ||
-            topo_realloc(&p->heap, cap, sizeof(topo_entry)) ||
             topo_realloc(&p->waiting, cap, sizeof(int)) ||
             topo_realloc(&p->waiting0, cap, sizeof(int)) ||
             topo_realloc(&p->fifo, cap, sizeof(int)))
+            return -1;
+        topo_heap_free(p->heap); /* empty between evaluations: nothing to keep */
+        if (!(p->heap = topo_heap_alloc((size_t)cap)))
             return -1;
         p->cap_tasks = cap;
     }
