@@ -94,7 +94,8 @@ static inline void topo_push(topo_entry *h, int *n, topo_entry x)
  * from there. */
 static inline topo_entry topo_pop(topo_entry *h, int *n)
 {
-    size_t end = (size_t)-- * n;
+    *n -= 1;
+    size_t end = (size_t)*n;
     topo_entry last = h[end];
     if (end == 0)
         return last;
@@ -105,7 +106,7 @@ static inline topo_entry topo_pop(topo_entry *h, int *n)
     while (child < stop) {
         topo_heap_prefetch(h, (4 * pos + 3 * size) / size); /* the children of both candidates */
         const topo_entry *c = (const topo_entry *)(base + child);
-        child += c[0].end >= c[1].end ? size : 0; /* topo_le(&c[0], &c[1]) */
+        child += c[0].end >= c[1].end ? size : 0; /* topo_le(&c[0], &c[1]), no branch */
         *(topo_entry *)(base + pos) = *(const topo_entry *)(base + child);
         pos = child;
         child = 2 * child + size;
