@@ -79,11 +79,6 @@ static inline void topo_sift_up_at(topo_entry *h, size_t pos, topo_entry x)
     topo_sift_up_bytes(h, pos * sizeof(topo_entry), x);
 }
 
-static inline void topo_sift_up(topo_entry *h, int pos, topo_entry x)
-{
-    topo_sift_up_at(h, (size_t)pos, x);
-}
-
 static inline void topo_push(topo_entry *h, int *n, topo_entry x)
 {
     topo_sift_up_at(h, (size_t)(*n)++, x);
