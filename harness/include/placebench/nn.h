@@ -295,9 +295,16 @@ pb_nn_tensor *pb_nn_mlp_forward(pb_nn_tape *t, pb_nn_params *p, const pb_nn_mlp 
  * order i, f, g, o; c' = sigmoid(f) * c + sigmoid(i) * tanh(g), h' = sigmoid(o) * tanh(c').
  * W is (in + hidden) x 4 hidden ("<prefix>/w"), b is 1 x 4 hidden ("<prefix>/b"), zeros except
  * 1 in the forget block. */
+/* The arithmetic of a cell: PB_NN_MATH_LIBM, the composed cell's (OpenBLAS products, libm's
+ * expf and tanhf); PB_NN_MATH_FAST, the NN core's own products and vectorised activations,
+ * within 2 ulp of libm's and the same bits on every processor (README, "HeterPS: RL-LSTM
+ * scheduling in under a second"). */
+enum { PB_NN_MATH_LIBM = 0, PB_NN_MATH_FAST = 1 };
+
 typedef struct pb_nn_lstm {
     int in, hidden;
     int weight, bias; /* parameter ids */
+    int math;         /* PB_NN_MATH_*; pb_nn_lstm_init sets PB_NN_MATH_LIBM */
 } pb_nn_lstm;
 
 int pb_nn_lstm_init(pb_nn_lstm *m, pb_nn_params *p, const char *prefix, int in, int hidden,

@@ -31,6 +31,7 @@
 
 enum { HRL_LSTM = 0, HRL_ELMAN = 1 };
 enum { HRL_ADAM = 0, HRL_SGD = 1 };
+enum { HRL_MATH_FAST = 0, HRL_MATH_LIBM = 1 };
 
 typedef struct hrl_opts {
     int cell;
@@ -38,6 +39,7 @@ typedef struct hrl_opts {
     int optimizer;
     double lr, clip, entropy, baseline_decay;
     int baseline_first, prev_action;
+    int math;
 } hrl_opts;
 
 /* clang-format off */
@@ -73,6 +75,11 @@ static const pb_option_def hrl_options[] = {
     {.name = "prev_action", .type = PB_OPT_BOOL, .default_value = "true", .min = 1, .max = 0,
      .help = "feed the previous layer's type (one-hot) to the cell: P(a_l | a_1..a_l-1)",
      .offset = offsetof(hrl_opts, prev_action)},
+    {.name = "math", .type = PB_OPT_ENUM, .default_value = "fast", .min = 1, .max = 0,
+     .choices = "fast|libm", .help = "LSTM arithmetic: fast (own products and vectorised "
+     "tanh/sigmoid, the same bits on every processor) or libm (OpenBLAS and libm: the "
+     "results before the fast path); the elman cell always uses libm",
+     .offset = offsetof(hrl_opts, math)},
 };
 /* clang-format on */
 
@@ -152,6 +159,7 @@ static int hrl_policy_init(hrl_run *r, pb_error *err)
                  : pb_nn_elman_init(&r->elman, r->params, "cell", r->D, r->H, &init, err);
     if (rc)
         return PB_ERR;
+    r->lstm.math = r->pl->o.math == HRL_MATH_FAST ? PB_NN_MATH_FAST : PB_NN_MATH_LIBM;
     r->w_out = pb_nn_params_add(r->params, "out/w", r->H, r->T, PB_NN_INIT_ZEROS, NULL, err);
     r->b_out = pb_nn_params_add(r->params, "out/b", 1, r->T, PB_NN_INIT_ZEROS, NULL, err);
     if (r->w_out < 0 || r->b_out < 0)

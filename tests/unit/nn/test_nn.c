@@ -843,6 +843,25 @@ static void test_grad_lstm(void **state)
     pb_nn_params_free(p);
 }
 
+/* The same with the cell's fast arithmetic (PB_NN_MATH_FAST): its own products, vectorised
+ * activations and gate gradients. */
+static void test_grad_lstm_fast(void **state)
+{
+    (void)state;
+    const fd_input in[] = {{2, 3, GEN_ANY}, {2, 4, GEN_ANY}, {2, 4, GEN_ANY}};
+    pb_nn_params *p = fd_inputs(3, in, 31);
+    pb_rng rng;
+    pb_rng_seed(&rng, 32);
+    pb_nn_lstm m;
+    pb_error err;
+    assert_int_equal(pb_nn_lstm_init(&m, p, "lstm", 3, 4, &rng, &err), PB_OK);
+    assert_int_equal(m.math, PB_NN_MATH_LIBM);
+    m.math = PB_NN_MATH_FAST;
+    fd_fill(pb_nn_params_values(p) + pb_nn_params_offset(p, m.bias), 16, GEN_ANY, &rng);
+    fd_check(p, b_lstm, &m);
+    pb_nn_params_free(p);
+}
+
 /* The LSTM cell composed of the core's ops, as pb_nn_lstm_step was written before it became one
  * fused op: the reference the fused step must match bit for bit. */
 static void ref_lstm_step(pb_nn_tape *t, pb_nn_params *p, const pb_nn_lstm *m, pb_nn_tensor *x,
@@ -868,8 +887,9 @@ typedef struct lstm_case {
     int rows, in, hidden, steps, inputs_are_params;
 } lstm_case;
 
-/* Runs the case with the fused (fused != 0) or the composed cell; returns the values of every h
- * and the gradients of all parameters, concatenated (caller frees). */
+/* Runs the case with the fused (fused != 0; 2: with PB_NN_MATH_FAST) or the composed cell;
+ * returns the values of every h and the gradients of all parameters, concatenated (caller
+ * frees). */
 static float *lstm_case_run(const lstm_case *k, int fused, size_t *n_out)
 {
     pb_nn_params *p = pb_nn_params_new();
@@ -882,6 +902,7 @@ static float *lstm_case_run(const lstm_case *k, int fused, size_t *n_out)
     int head = pb_nn_params_add(p, "head", k->hidden, 3, PB_NN_INIT_GLOROT, &rng, &err);
     pb_nn_lstm m;
     assert_int_equal(pb_nn_lstm_init(&m, p, "cell", k->in, k->hidden, &rng, &err), PB_OK);
+    m.math = fused == 2 ? PB_NN_MATH_FAST : PB_NN_MATH_LIBM;
     float *v = pb_nn_params_values(p);
     for (int r = 0; r < k->steps * k->rows; r++)
         for (int j = 0; j < k->in; j++)
@@ -938,6 +959,32 @@ static void test_lstm_fused_matches_composed(void **state)
         for (size_t i = 0; i < na; i++)
             if (memcmp(&a[i], &b[i], sizeof(float)) != 0)
                 fail_msg("case %zu entry %zu: fused %.9g, composed %.9g", q, i, (double)a[i],
+                         (double)b[i]);
+        free(a);
+        free(b);
+    }
+}
+
+/* The fast cell computes the same function: on the same cases (repeated rows included, which
+ * its forward pass computes once and its weight gradient sums first) values and gradients agree
+ * with the composed cell's to float accuracy (1e-5 of the largest magnitude of each part; the
+ * activations differ by at most 2.5 ulp). */
+static void test_lstm_fast_matches_composed(void **state)
+{
+    (void)state;
+    static const lstm_case cases[] = {{1, 3, 4, 3, 1},  {2, 5, 4, 3, 0},    {5, 7, 8, 4, 1},
+                                      {32, 7, 8, 3, 0}, {32, 31, 64, 4, 0}, {32, 31, 64, 2, 1}};
+    for (size_t q = 0; q < sizeof cases / sizeof cases[0]; q++) {
+        size_t na, nb;
+        float *a = lstm_case_run(&cases[q], 2, &na), *b = lstm_case_run(&cases[q], 0, &nb);
+        assert_int_equal(na, nb);
+        size_t n_h = (size_t)cases[q].steps * cases[q].rows * cases[q].hidden;
+        double big[2] = {0, 0};
+        for (size_t i = 0; i < na; i++)
+            big[i >= n_h] = fmax(big[i >= n_h], fabs(b[i]));
+        for (size_t i = 0; i < na; i++)
+            if (fabs(a[i] - b[i]) > 1e-5 * big[i >= n_h])
+                fail_msg("case %zu entry %zu: fast %.9g, composed %.9g", q, i, (double)a[i],
                          (double)b[i]);
         free(a);
         free(b);
@@ -1908,6 +1955,8 @@ int main(void)
         cmocka_unit_test(test_grad_mlp),
         cmocka_unit_test(test_grad_lstm),
         cmocka_unit_test(test_lstm_fused_matches_composed),
+        cmocka_unit_test(test_grad_lstm_fast),
+        cmocka_unit_test(test_lstm_fast_matches_composed),
         cmocka_unit_test(test_grad_elman),
         cmocka_unit_test(test_forward_recurrent),
         cmocka_unit_test(test_tape_errors_are_sticky),
