@@ -59,70 +59,83 @@ static inline __mmask16 nn_fused_mask16(int width)
     return (__mmask16)(width <= 0 ? 0u : width >= 16 ? 0xffffu : (1u << width) - 1u);
 }
 
-/* Two vectors of outputs (32 columns) per pass and four rows per weight load: eight
- * independent FMA chains, enough to cover the FMA latency. */
+/* One tile of R rows by NB vectors of 16 outputs from column j0: R x NB independent FMA chains
+ * (up to 16, enough to cover the FMA latency), each weight load serving R rows.  R and NB are
+ * constants at every call and the loops over them unrolled, so the tile stays in registers. */
+__attribute__((target("avx512f"), always_inline)) static inline void
+nn_fused_tile_512(const int R, const int NB, int in, int out, const float *x, const float *w,
+                  const float *b, int relu, float *y, const int *ks, int nk, int j0)
+{
+    const __m512 zero = _mm512_setzero_ps();
+    __mmask16 m[4];
+    __m512 acc[4][4];
+#pragma GCC unroll 16
+    for (int q = 0; q < NB; q++)
+        m[q] = nn_fused_mask16(out - j0 - 16 * q);
+#pragma GCC unroll 16
+    for (int r = 0; r < R; r++) {
+#pragma GCC unroll 16
+        for (int q = 0; q < NB; q++)
+            acc[r][q] = zero;
+    }
+    for (int kk = 0; kk < nk; kk++) {
+        int k = nn_fused_k(ks, kk);
+        const float *wk = w + (size_t)k * out + j0;
+        __m512 wq[4];
+#pragma GCC unroll 16
+        for (int q = 0; q < NB; q++)
+            wq[q] = _mm512_maskz_loadu_ps(m[q], wk + 16 * q);
+#pragma GCC unroll 16
+        for (int r = 0; r < R; r++) {
+            __m512 xr = _mm512_set1_ps(x[(size_t)r * in + k]);
+#pragma GCC unroll 16
+            for (int q = 0; q < NB; q++)
+                acc[r][q] = _mm512_fmadd_ps(xr, wq[q], acc[r][q]);
+        }
+    }
+#pragma GCC unroll 16
+    for (int q = 0; q < NB; q++) {
+        __m512 bias = b ? _mm512_maskz_loadu_ps(m[q], b + j0 + 16 * q) : zero;
+#pragma GCC unroll 16
+        for (int r = 0; r < R; r++) {
+            __m512 v = b ? _mm512_add_ps(acc[r][q], bias) : acc[r][q];
+            if (relu)
+                v = _mm512_max_ps(v, zero); /* x > 0 ? x : +0, NaN to +0 */
+            _mm512_mask_storeu_ps(y + (size_t)r * out + j0 + 16 * q, m[q], v);
+        }
+    }
+}
+
+/* Tiles of four rows and up to four vectors (64 columns); the last rows one tile each. */
 __attribute__((target("avx512f"))) static void nn_fused_linear_512(int n, int in, int out,
                                                                    const float *x, const float *w,
                                                                    const float *b, int relu,
                                                                    float *y, const int *ks, int nk)
 {
-    const __m512 zero = _mm512_setzero_ps();
-    for (int j0 = 0; j0 < out; j0 += 32) {
-        __mmask16 m0 = nn_fused_mask16(out - j0), m1 = nn_fused_mask16(out - j0 - 16);
-        __m512 bias0 = b ? _mm512_maskz_loadu_ps(m0, b + j0) : zero;
-        __m512 bias1 = b ? _mm512_maskz_loadu_ps(m1, b + j0 + 16) : zero;
+#define NN_TILE(R, NB)                                                                             \
+    nn_fused_tile_512(R, NB, in, out, x + (size_t)i * in, w, b, relu, y + (size_t)i * out, ks, nk, \
+                      j0)
+    for (int j0 = 0; j0 < out; j0 += 64) {
+        int left = out - j0;
         int i = 0;
         for (; i + NN_FUSED_ROWS <= n; i += NN_FUSED_ROWS) {
-            __m512 a0[NN_FUSED_ROWS] = {zero, zero, zero, zero};
-            __m512 a1[NN_FUSED_ROWS] = {zero, zero, zero, zero};
-            const float *xi = x + (size_t)i * in;
-            for (int kk = 0; kk < nk; kk++) {
-                int k = nn_fused_k(ks, kk);
-                const float *wk = w + (size_t)k * out + j0;
-                __m512 w0 = _mm512_maskz_loadu_ps(m0, wk), w1 = _mm512_maskz_loadu_ps(m1, wk + 16);
-                for (int r = 0; r < NN_FUSED_ROWS; r++) {
-                    __m512 xr = _mm512_set1_ps(xi[(size_t)r * in + k]);
-                    a0[r] = _mm512_fmadd_ps(xr, w0, a0[r]);
-                    a1[r] = _mm512_fmadd_ps(xr, w1, a1[r]);
-                }
-            }
-            for (int r = 0; r < NN_FUSED_ROWS; r++) {
-                __m512 v0 = b ? _mm512_add_ps(a0[r], bias0) : a0[r];
-                __m512 v1 = b ? _mm512_add_ps(a1[r], bias1) : a1[r];
-                if (relu) {
-                    v0 = _mm512_max_ps(v0, zero); /* x > 0 ? x : +0, NaN to +0 */
-                    v1 = _mm512_max_ps(v1, zero);
-                }
-                float *yr = y + (size_t)(i + r) * out + j0;
-                _mm512_mask_storeu_ps(yr, m0, v0);
-                _mm512_mask_storeu_ps(yr + 16, m1, v1);
-            }
+            if (left > 32)
+                NN_TILE(4, 4);
+            else if (left > 16)
+                NN_TILE(4, 2);
+            else
+                NN_TILE(4, 1);
+        }
+        for (; i < n; i++) {
+            if (left > 32)
+                NN_TILE(1, 4);
+            else if (left > 16)
+                NN_TILE(1, 2);
+            else
+                NN_TILE(1, 1);
         }
     }
-    /* the last n % 4 rows: one row and four vectors (64 columns) per pass, four chains */
-    for (int i = n - n % NN_FUSED_ROWS; i < n; i++) {
-        const float *xi = x + (size_t)i * in;
-        for (int j0 = 0; j0 < out; j0 += 64) {
-            __mmask16 m[4];
-            __m512 a[4] = {zero, zero, zero, zero};
-            for (int q = 0; q < 4; q++)
-                m[q] = nn_fused_mask16(out - j0 - 16 * q);
-            for (int kk = 0; kk < nk; kk++) {
-                int k = nn_fused_k(ks, kk);
-                const float *wk = w + (size_t)k * out + j0;
-                __m512 xr = _mm512_set1_ps(xi[k]);
-                for (int q = 0; q < 4; q++)
-                    a[q] = _mm512_fmadd_ps(xr, _mm512_maskz_loadu_ps(m[q], wk + 16 * q), a[q]);
-            }
-            for (int q = 0; q < 4; q++) {
-                __m512 v =
-                    b ? _mm512_add_ps(a[q], _mm512_maskz_loadu_ps(m[q], b + j0 + 16 * q)) : a[q];
-                if (relu)
-                    v = _mm512_max_ps(v, zero);
-                _mm512_mask_storeu_ps(y + (size_t)i * out + j0 + 16 * q, m[q], v);
-            }
-        }
-    }
+#undef NN_TILE
 }
 
 /* Lanes below `width` set (AVX2 has no mask registers: a vector of all-ones lanes). */
@@ -151,12 +164,14 @@ __attribute__((target("avx2,fma"))) static void nn_fused_linear_256(int n, int i
                 int k = nn_fused_k(ks, kk);
                 const float *wk = w + (size_t)k * out + j0;
                 __m256 w0 = _mm256_maskload_ps(wk, m0), w1 = _mm256_maskload_ps(wk + 8, m1);
+#pragma GCC unroll 16
                 for (int r = 0; r < NN_FUSED_ROWS; r++) {
                     __m256 xr = _mm256_set1_ps(xi[(size_t)r * in + k]);
                     a0[r] = _mm256_fmadd_ps(xr, w0, a0[r]);
                     a1[r] = _mm256_fmadd_ps(xr, w1, a1[r]);
                 }
             }
+#pragma GCC unroll 16
             for (int r = 0; r < NN_FUSED_ROWS; r++) {
                 __m256 v0 = b ? _mm256_add_ps(a0[r], bias0) : a0[r];
                 __m256 v1 = b ? _mm256_add_ps(a1[r], bias1) : a1[r];
@@ -176,15 +191,18 @@ __attribute__((target("avx2,fma"))) static void nn_fused_linear_256(int n, int i
         for (int j0 = 0; j0 < out; j0 += 32) {
             __m256i m[4];
             __m256 a[4] = {zero, zero, zero, zero};
+#pragma GCC unroll 16
             for (int q = 0; q < 4; q++)
                 m[q] = nn_fused_mask8(out - j0 - 8 * q);
             for (int kk = 0; kk < nk; kk++) {
                 int k = nn_fused_k(ks, kk);
                 const float *wk = w + (size_t)k * out + j0;
                 __m256 xr = _mm256_set1_ps(xi[k]);
+#pragma GCC unroll 16
                 for (int q = 0; q < 4; q++)
                     a[q] = _mm256_fmadd_ps(xr, _mm256_maskload_ps(wk + 8 * q, m[q]), a[q]);
             }
+#pragma GCC unroll 16
             for (int q = 0; q < 4; q++) {
                 __m256 v = b ? _mm256_add_ps(a[q], _mm256_maskload_ps(b + j0 + 8 * q, m[q])) : a[q];
                 if (relu)
@@ -277,17 +295,20 @@ __attribute__((target("avx512f"))) static void nn_fused_wgrad_512(int n, int in,
             int q_n = ni - ii < NN_FUSED_WROWS ? ni - ii : NN_FUSED_WROWS, i[NN_FUSED_WROWS];
             __m512 a0[NN_FUSED_WROWS] = {zero, zero, zero, zero};
             __m512 a1[NN_FUSED_WROWS] = {zero, zero, zero, zero};
+#pragma GCC unroll 16
             for (int q = 0; q < NN_FUSED_WROWS; q++)
                 i[q] = nn_fused_k(is, ii + (q < q_n ? q : 0));
             for (int r = 0; r < n; r++) {
                 const float *dr = dz + (size_t)r * out + j0, *xr = x + (size_t)r * in;
                 __m512 d0 = _mm512_maskz_loadu_ps(m0, dr), d1 = _mm512_maskz_loadu_ps(m1, dr + 16);
+#pragma GCC unroll 16
                 for (int q = 0; q < NN_FUSED_WROWS; q++) {
                     __m512 xv = _mm512_set1_ps(xr[i[q]]);
                     a0[q] = _mm512_fmadd_ps(xv, d0, a0[q]);
                     a1[q] = _mm512_fmadd_ps(xv, d1, a1[q]);
                 }
             }
+#pragma GCC unroll 16
             for (int q = 0; q < q_n; q++) {
                 float *d = dw + (size_t)i[q] * out + j0;
                 _mm512_mask_storeu_ps(d, m0, _mm512_add_ps(_mm512_maskz_loadu_ps(m0, d), a0[q]));
@@ -309,17 +330,20 @@ __attribute__((target("avx2,fma"))) static void nn_fused_wgrad_256(int n, int in
             int q_n = ni - ii < NN_FUSED_WROWS ? ni - ii : NN_FUSED_WROWS, i[NN_FUSED_WROWS];
             __m256 a0[NN_FUSED_WROWS] = {zero, zero, zero, zero};
             __m256 a1[NN_FUSED_WROWS] = {zero, zero, zero, zero};
+#pragma GCC unroll 16
             for (int q = 0; q < NN_FUSED_WROWS; q++)
                 i[q] = nn_fused_k(is, ii + (q < q_n ? q : 0));
             for (int r = 0; r < n; r++) {
                 const float *dr = dz + (size_t)r * out + j0, *xr = x + (size_t)r * in;
                 __m256 d0 = _mm256_maskload_ps(dr, m0), d1 = _mm256_maskload_ps(dr + 8, m1);
+#pragma GCC unroll 16
                 for (int q = 0; q < NN_FUSED_WROWS; q++) {
                     __m256 xv = _mm256_set1_ps(xr[i[q]]);
                     a0[q] = _mm256_fmadd_ps(xv, d0, a0[q]);
                     a1[q] = _mm256_fmadd_ps(xv, d1, a1[q]);
                 }
             }
+#pragma GCC unroll 16
             for (int q = 0; q < q_n; q++) {
                 float *d = dw + (size_t)i[q] * out + j0;
                 _mm256_maskstore_ps(d, m0, _mm256_add_ps(_mm256_maskload_ps(d, m0), a0[q]));
