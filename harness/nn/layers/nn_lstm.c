@@ -30,7 +30,6 @@ int pb_nn_lstm_init(pb_nn_lstm *m, pb_nn_params *p, const char *prefix, int in, 
         return pb_errorf(err, "nn lstm '%s': sizes %d -> %d must be positive", prefix, in, hidden);
     m->in = in;
     m->hidden = hidden;
-    m->math = PB_NN_MATH_LIBM;
     m->weight =
         nn_lstm_uniform(p, prefix, "w", in + hidden, 4 * hidden, 1 / sqrt(in + hidden), rng, err);
     if (m->weight < 0)
@@ -337,6 +336,13 @@ static void nn_lstm_forward_libm(pb_nn_tape *t, const float *xh, const float *c,
 void pb_nn_lstm_step(pb_nn_tape *t, pb_nn_params *p, const pb_nn_lstm *m, pb_nn_tensor *x,
                      pb_nn_tensor *h, pb_nn_tensor *c, pb_nn_tensor **h_out, pb_nn_tensor **c_out)
 {
+    pb_nn_lstm_step_math(t, p, m, PB_NN_MATH_LIBM, x, h, c, h_out, c_out);
+}
+
+void pb_nn_lstm_step_math(pb_nn_tape *t, pb_nn_params *p, const pb_nn_lstm *m, int math,
+                          pb_nn_tensor *x, pb_nn_tensor *h, pb_nn_tensor *c, pb_nn_tensor **h_out,
+                          pb_nn_tensor **c_out)
+{
     *h_out = *c_out = NULL;
     if (!nn_tape_inputs_ok(t, "pb_nn_lstm_step", 3, x, h, c))
         return;
@@ -375,7 +381,7 @@ void pb_nn_lstm_step(pb_nn_tape *t, pb_nn_params *p, const pb_nn_lstm *m, pb_nn_
         memcpy(xh + (size_t)i * (size_t)width + m->in, h->data + (size_t)i * (size_t)n,
                (size_t)n * sizeof(float));
     }
-    int fast = m->math == PB_NN_MATH_FAST;
+    int fast = math == PB_NN_MATH_FAST;
     if (fast) {
         if (nn_lstm_forward_fast(t, m, xh, c->data, w, b, rows, gates, tc, co->data, ho->data, sv))
             return;

@@ -159,7 +159,6 @@ static int hrl_policy_init(hrl_run *r, pb_error *err)
                  : pb_nn_elman_init(&r->elman, r->params, "cell", r->D, r->H, &init, err);
     if (rc)
         return PB_ERR;
-    r->lstm.math = r->pl->o.math == HRL_MATH_FAST ? PB_NN_MATH_FAST : PB_NN_MATH_LIBM;
     r->w_out = pb_nn_params_add(r->params, "out/w", r->H, r->T, PB_NN_INIT_ZEROS, NULL, err);
     r->b_out = pb_nn_params_add(r->params, "out/b", 1, r->T, PB_NN_INIT_ZEROS, NULL, err);
     if (r->w_out < 0 || r->b_out < 0)
@@ -212,7 +211,9 @@ static void hrl_forward(hrl_run *r, pb_rng *rng, int n, int how)
         }
         if (r->pl->o.cell == HRL_LSTM) {
             pb_nn_tensor *h2, *c2;
-            pb_nn_lstm_step(t, r->params, &r->lstm, x, h, c, &h2, &c2);
+            pb_nn_lstm_step_math(t, r->params, &r->lstm,
+                                 r->pl->o.math == HRL_MATH_FAST ? PB_NN_MATH_FAST : PB_NN_MATH_LIBM,
+                                 x, h, c, &h2, &c2);
             h = h2;
             c = c2;
         } else {

@@ -827,6 +827,17 @@ static pb_nn_tensor *b_lstm(pb_nn_tape *t, pb_nn_params *p, const void *ctx)
     return pb_nn_concat_cols(t, 2, both);
 }
 
+/* b_lstm with PB_NN_MATH_FAST steps. */
+static pb_nn_tensor *b_lstm_fast(pb_nn_tape *t, pb_nn_params *p, const void *ctx)
+{
+    const pb_nn_lstm *m = ctx;
+    pb_nn_tensor *h1, *c1, *h2, *c2, *x = in_(t, p, 0);
+    pb_nn_lstm_step_math(t, p, m, PB_NN_MATH_FAST, x, in_(t, p, 1), in_(t, p, 2), &h1, &c1);
+    pb_nn_lstm_step_math(t, p, m, PB_NN_MATH_FAST, x, h1, c1, &h2, &c2);
+    pb_nn_tensor *both[2] = {h2, c2};
+    return pb_nn_concat_cols(t, 2, both);
+}
+
 static void test_grad_lstm(void **state)
 {
     (void)state;
@@ -855,10 +866,8 @@ static void test_grad_lstm_fast(void **state)
     pb_nn_lstm m;
     pb_error err;
     assert_int_equal(pb_nn_lstm_init(&m, p, "lstm", 3, 4, &rng, &err), PB_OK);
-    assert_int_equal(m.math, PB_NN_MATH_LIBM);
-    m.math = PB_NN_MATH_FAST;
     fd_fill(pb_nn_params_values(p) + pb_nn_params_offset(p, m.bias), 16, GEN_ANY, &rng);
-    fd_check(p, b_lstm, &m);
+    fd_check(p, b_lstm_fast, &m);
     pb_nn_params_free(p);
 }
 
@@ -902,7 +911,6 @@ static float *lstm_case_run(const lstm_case *k, int fused, size_t *n_out)
     int head = pb_nn_params_add(p, "head", k->hidden, 3, PB_NN_INIT_GLOROT, &rng, &err);
     pb_nn_lstm m;
     assert_int_equal(pb_nn_lstm_init(&m, p, "cell", k->in, k->hidden, &rng, &err), PB_OK);
-    m.math = fused == 2 ? PB_NN_MATH_FAST : PB_NN_MATH_LIBM;
     float *v = pb_nn_params_values(p);
     for (int r = 0; r < k->steps * k->rows; r++)
         for (int j = 0; j < k->in; j++)
@@ -924,7 +932,10 @@ static float *lstm_case_run(const lstm_case *k, int fused, size_t *n_out)
     pb_nn_tensor *loss = NULL;
     for (int s = 0; s < k->steps; s++) {
         pb_nn_tensor *x = pb_nn_rows(t, x_all, s * k->rows, k->rows), *h2, *c2;
-        (fused ? pb_nn_lstm_step : ref_lstm_step)(t, p, &m, x, h, c, &h2, &c2);
+        if (fused == 2)
+            pb_nn_lstm_step_math(t, p, &m, PB_NN_MATH_FAST, x, h, c, &h2, &c2);
+        else
+            (fused ? pb_nn_lstm_step : ref_lstm_step)(t, p, &m, x, h, c, &h2, &c2);
         h = h2;
         c = c2;
         expect_status_ok(t);
