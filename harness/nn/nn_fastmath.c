@@ -87,23 +87,6 @@ static inline float nn_fm_pow2_c(float t)
 #define FM_COPYSIGN(y, x) nn_fm_float(nn_fm_bits(y) | (nn_fm_bits(x) & 0x80000000u))
 #define FM_POW2(t) nn_fm_pow2_c(t)
 #include "nn_fastmath_body.h"
-#undef FM_ATTR
-#undef FM_NAME
-#undef V
-#undef FM_SET
-#undef FM_ADD
-#undef FM_SUB
-#undef FM_MUL
-#undef FM_DIV
-#undef FM_FMA
-#undef FM_ABS
-#undef FM_NEG
-#undef FM_MIN
-#undef FM_MAX
-#undef FM_SEL_GE0
-#undef FM_SEL_LT
-#undef FM_COPYSIGN
-#undef FM_POW2
 
 #if NN_FM_X86
 /* --- AVX-512 */
@@ -136,23 +119,6 @@ static inline float nn_fm_pow2_c(float t)
                          _mm512_set1_epi32((int)(nn_fm_bits(NN_FM_MAGIC) - 127u))),                \
         23))
 #include "nn_fastmath_body.h"
-#undef FM_ATTR
-#undef FM_NAME
-#undef V
-#undef FM_SET
-#undef FM_ADD
-#undef FM_SUB
-#undef FM_MUL
-#undef FM_DIV
-#undef FM_FMA
-#undef FM_ABS
-#undef FM_NEG
-#undef FM_MIN
-#undef FM_MAX
-#undef FM_SEL_GE0
-#undef FM_SEL_LT
-#undef FM_COPYSIGN
-#undef FM_POW2
 
 /* --- AVX2 + FMA */
 #define FM_ATTR __attribute__((target("avx2,fma"))) inline
@@ -184,23 +150,6 @@ static inline float nn_fm_pow2_c(float t)
                          _mm256_set1_epi32((int)(nn_fm_bits(NN_FM_MAGIC) - 127u))),                \
         23))
 #include "nn_fastmath_body.h"
-#undef FM_ATTR
-#undef FM_NAME
-#undef V
-#undef FM_SET
-#undef FM_ADD
-#undef FM_SUB
-#undef FM_MUL
-#undef FM_DIV
-#undef FM_FMA
-#undef FM_ABS
-#undef FM_NEG
-#undef FM_MIN
-#undef FM_MAX
-#undef FM_SEL_GE0
-#undef FM_SEL_LT
-#undef FM_COPYSIGN
-#undef FM_POW2
 
 /* Lanes below `width` set, for AVX2's masked loads and stores. */
 __attribute__((target("avx2,fma"))) static inline __m256i nn_fm_mask8(size_t width)

@@ -8,7 +8,7 @@
  * as MINPS and MAXPS), FM_SEL_GE0(x, a, b) =
  * x >= 0 ? a : b and FM_SEL_LT(x, y, a, b) = x < y ? a : b (ordered compares), FM_COPYSIGN(y,
  * x) = y with x's sign bit ORed in (y >= 0), FM_POW2(t) = 2^(bits(t) - bits(NN_FM_MAGIC)) as a
- * float built from its exponent bits. */
+ * float built from its exponent bits.  It undefines them at its end. */
 
 /* e^x for x in [NN_FM_EXP_LO, NN_FM_EXP_HI] (callers clamp): x = n ln2 + r with n the nearest
  * integer to x log2(e) (rounded by the magic-number addition, ties to even), r reduced in two
@@ -88,3 +88,21 @@ static FM_ATTR void FM_NAME(nn_fm_lstm_grad)(V ig, V fg, V gg, V og, V tc, V c, 
     *dzf = FM_MUL(FM_MUL(FM_MUL(*dcn, c), fg), FM_SUB(one, fg));
     *dzi = FM_MUL(FM_MUL(FM_MUL(*dcn, gg), ig), FM_SUB(one, ig));
 }
+
+#undef FM_ATTR
+#undef FM_NAME
+#undef V
+#undef FM_SET
+#undef FM_ADD
+#undef FM_SUB
+#undef FM_MUL
+#undef FM_DIV
+#undef FM_FMA
+#undef FM_ABS
+#undef FM_NEG
+#undef FM_MIN
+#undef FM_MAX
+#undef FM_SEL_GE0
+#undef FM_SEL_LT
+#undef FM_COPYSIGN
+#undef FM_POW2

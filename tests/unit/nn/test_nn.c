@@ -816,59 +816,50 @@ static void test_grad_mlp(void **state)
     pb_nn_params_free(p);
 }
 
+/* A cell and the arithmetic of its steps. */
+typedef struct lstm_fd {
+    pb_nn_lstm m;
+    int math;
+} lstm_fd;
+
 /* Two LSTM steps from (x, h, c) with the same x: [h2, c2]. */
 static pb_nn_tensor *b_lstm(pb_nn_tape *t, pb_nn_params *p, const void *ctx)
 {
-    const pb_nn_lstm *m = ctx;
+    const lstm_fd *k = ctx;
     pb_nn_tensor *h1, *c1, *h2, *c2, *x = in_(t, p, 0);
-    pb_nn_lstm_step(t, p, m, x, in_(t, p, 1), in_(t, p, 2), &h1, &c1);
-    pb_nn_lstm_step(t, p, m, x, h1, c1, &h2, &c2);
+    pb_nn_lstm_step_math(t, p, &k->m, k->math, x, in_(t, p, 1), in_(t, p, 2), &h1, &c1);
+    pb_nn_lstm_step_math(t, p, &k->m, k->math, x, h1, c1, &h2, &c2);
     pb_nn_tensor *both[2] = {h2, c2};
     return pb_nn_concat_cols(t, 2, both);
 }
 
-/* b_lstm with PB_NN_MATH_FAST steps. */
-static pb_nn_tensor *b_lstm_fast(pb_nn_tape *t, pb_nn_params *p, const void *ctx)
+/* pb_nn_lstm_step (PB_NN_MATH_LIBM) and, with other bits, PB_NN_MATH_FAST: its own products,
+ * vectorised activations and gate gradients. */
+static void check_grad_lstm(int math)
 {
-    const pb_nn_lstm *m = ctx;
-    pb_nn_tensor *h1, *c1, *h2, *c2, *x = in_(t, p, 0);
-    pb_nn_lstm_step_math(t, p, m, PB_NN_MATH_FAST, x, in_(t, p, 1), in_(t, p, 2), &h1, &c1);
-    pb_nn_lstm_step_math(t, p, m, PB_NN_MATH_FAST, x, h1, c1, &h2, &c2);
-    pb_nn_tensor *both[2] = {h2, c2};
-    return pb_nn_concat_cols(t, 2, both);
+    const fd_input in[] = {{2, 3, GEN_ANY}, {2, 4, GEN_ANY}, {2, 4, GEN_ANY}};
+    pb_nn_params *p = fd_inputs(3, in, 31);
+    pb_rng rng;
+    pb_rng_seed(&rng, 32);
+    lstm_fd k = {.math = math};
+    pb_error err;
+    assert_int_equal(pb_nn_lstm_init(&k.m, p, "lstm", 3, 4, &rng, &err), PB_OK);
+    /* The bias starts at 0 and 1 (forget block): other values keep the check general. */
+    fd_fill(pb_nn_params_values(p) + pb_nn_params_offset(p, k.m.bias), 16, GEN_ANY, &rng);
+    fd_check(p, b_lstm, &k);
+    pb_nn_params_free(p);
 }
 
 static void test_grad_lstm(void **state)
 {
     (void)state;
-    const fd_input in[] = {{2, 3, GEN_ANY}, {2, 4, GEN_ANY}, {2, 4, GEN_ANY}};
-    pb_nn_params *p = fd_inputs(3, in, 31);
-    pb_rng rng;
-    pb_rng_seed(&rng, 32);
-    pb_nn_lstm m;
-    pb_error err;
-    assert_int_equal(pb_nn_lstm_init(&m, p, "lstm", 3, 4, &rng, &err), PB_OK);
-    /* The bias starts at 0 and 1 (forget block): other values keep the check general. */
-    fd_fill(pb_nn_params_values(p) + pb_nn_params_offset(p, m.bias), 16, GEN_ANY, &rng);
-    fd_check(p, b_lstm, &m);
-    pb_nn_params_free(p);
+    check_grad_lstm(PB_NN_MATH_LIBM);
 }
 
-/* The same with the cell's fast arithmetic (PB_NN_MATH_FAST): its own products, vectorised
- * activations and gate gradients. */
 static void test_grad_lstm_fast(void **state)
 {
     (void)state;
-    const fd_input in[] = {{2, 3, GEN_ANY}, {2, 4, GEN_ANY}, {2, 4, GEN_ANY}};
-    pb_nn_params *p = fd_inputs(3, in, 31);
-    pb_rng rng;
-    pb_rng_seed(&rng, 32);
-    pb_nn_lstm m;
-    pb_error err;
-    assert_int_equal(pb_nn_lstm_init(&m, p, "lstm", 3, 4, &rng, &err), PB_OK);
-    fd_fill(pb_nn_params_values(p) + pb_nn_params_offset(p, m.bias), 16, GEN_ANY, &rng);
-    fd_check(p, b_lstm_fast, &m);
-    pb_nn_params_free(p);
+    check_grad_lstm(PB_NN_MATH_FAST);
 }
 
 /* The LSTM cell composed of the core's ops, as pb_nn_lstm_step was written before it became one
