@@ -187,11 +187,13 @@ static void nn_lstm_backward_fast(const nn_record *r)
     }
 }
 
-/* A hash of a row's bits, for finding repeated rows before comparing them. */
+/* A hash of some of a row's bits (every NN_LSTM_HASH_STRIDE-th value), enough to tell most
+ * different rows apart before comparing them in full; a short dependency chain per row. */
+#define NN_LSTM_HASH_STRIDE 7
 static uint64_t nn_lstm_row_hash(const float *a, size_t n_a, const float *b, size_t n_b)
 {
     uint64_t hash = 0x9e3779b97f4a7c15ull;
-    for (size_t k = 0; k < n_a + n_b; k++) {
+    for (size_t k = 0; k < n_a + n_b; k += NN_LSTM_HASH_STRIDE) {
         uint32_t u;
         memcpy(&u, k < n_a ? a + k : b + (k - n_a), sizeof u);
         hash = (hash ^ u) * 0xff51afd7ed558ccdull;
