@@ -946,25 +946,38 @@ static float *lstm_case_run(const lstm_case *k, int fused, size_t *n_out)
     return out;
 }
 
+/* Runs every case with the step variant (lstm_case_run's `fused`) and the composed cell and
+ * compares values and gradients: bit for bit when rel is 0, else to rel times the largest
+ * magnitude of the values and of the gradients. */
+static void compare_lstm_cases(int variant, double rel)
+{
+    static const lstm_case cases[] = {{1, 3, 4, 3, 1},  {2, 5, 4, 3, 0},    {5, 7, 8, 4, 1},
+                                      {32, 7, 8, 3, 0}, {32, 31, 64, 4, 0}, {32, 31, 64, 2, 1}};
+    for (size_t q = 0; q < sizeof cases / sizeof cases[0]; q++) {
+        size_t na, nb;
+        float *a = lstm_case_run(&cases[q], variant, &na), *b = lstm_case_run(&cases[q], 0, &nb);
+        assert_int_equal(na, nb);
+        size_t n_h = (size_t)cases[q].steps * cases[q].rows * cases[q].hidden;
+        double big[2] = {0, 0};
+        for (size_t i = 0; i < na; i++)
+            big[i >= n_h] = fmax(big[i >= n_h], fabs(b[i]));
+        for (size_t i = 0; i < na; i++)
+            if (rel == 0 ? memcmp(&a[i], &b[i], sizeof(float)) != 0
+                         : fabs(a[i] - b[i]) > rel * big[i >= n_h])
+                fail_msg("case %zu entry %zu: step %.9g, composed %.9g", q, i, (double)a[i],
+                         (double)b[i]);
+        free(a);
+        free(b);
+    }
+}
+
 /* The fused LSTM step gives exactly the bits of the composed cell: values and gradients, with
  * one to 32 rows (the fused kernel and OpenBLAS), repeated rows, constant or learned inputs,
  * and the HeterPS policy's shape (32 plans, 31 features, 64 hidden). */
 static void test_lstm_fused_matches_composed(void **state)
 {
     (void)state;
-    static const lstm_case cases[] = {{1, 3, 4, 3, 1},  {2, 5, 4, 3, 0},    {5, 7, 8, 4, 1},
-                                      {32, 7, 8, 3, 0}, {32, 31, 64, 4, 0}, {32, 31, 64, 2, 1}};
-    for (size_t q = 0; q < sizeof cases / sizeof cases[0]; q++) {
-        size_t na, nb;
-        float *a = lstm_case_run(&cases[q], 1, &na), *b = lstm_case_run(&cases[q], 0, &nb);
-        assert_int_equal(na, nb);
-        for (size_t i = 0; i < na; i++)
-            if (memcmp(&a[i], &b[i], sizeof(float)) != 0)
-                fail_msg("case %zu entry %zu: fused %.9g, composed %.9g", q, i, (double)a[i],
-                         (double)b[i]);
-        free(a);
-        free(b);
-    }
+    compare_lstm_cases(1, 0);
 }
 
 /* The fast cell computes the same function: on the same cases (repeated rows included, which
@@ -974,23 +987,7 @@ static void test_lstm_fused_matches_composed(void **state)
 static void test_lstm_fast_matches_composed(void **state)
 {
     (void)state;
-    static const lstm_case cases[] = {{1, 3, 4, 3, 1},  {2, 5, 4, 3, 0},    {5, 7, 8, 4, 1},
-                                      {32, 7, 8, 3, 0}, {32, 31, 64, 4, 0}, {32, 31, 64, 2, 1}};
-    for (size_t q = 0; q < sizeof cases / sizeof cases[0]; q++) {
-        size_t na, nb;
-        float *a = lstm_case_run(&cases[q], 2, &na), *b = lstm_case_run(&cases[q], 0, &nb);
-        assert_int_equal(na, nb);
-        size_t n_h = (size_t)cases[q].steps * cases[q].rows * cases[q].hidden;
-        double big[2] = {0, 0};
-        for (size_t i = 0; i < na; i++)
-            big[i >= n_h] = fmax(big[i >= n_h], fabs(b[i]));
-        for (size_t i = 0; i < na; i++)
-            if (fabs(a[i] - b[i]) > 1e-5 * big[i >= n_h])
-                fail_msg("case %zu entry %zu: fast %.9g, composed %.9g", q, i, (double)a[i],
-                         (double)b[i]);
-        free(a);
-        free(b);
-    }
+    compare_lstm_cases(2, 1e-5);
 }
 
 /* Two Elman steps from (x, h) with the same x. */
