@@ -53,7 +53,7 @@ typedef struct nn_lstm_saved {
     float *xh;    /* n x (in + hidden) */
     float *gates; /* n x 4 hidden */
     float *tc;    /* n x hidden */
-    float *dxh;   /* n x (in + hidden) on the gradient arena: the gradient of [x, h] */
+    float *dxh;   /* n x (in + hidden): the gradient of [x, h] (libm: gradient arena) */
     const pb_nn_tape *tape;
     nn_transposed *wt; /* PB_NN_MATH_FAST: W^T (h's rows, or all when x wants a gradient) */
     int *ks, nk;       /* PB_NN_MATH_FAST: the columns of [x, h] not 0 in every row */
@@ -392,9 +392,14 @@ void pb_nn_lstm_step_math(pb_nn_tape *t, pb_nn_params *p, const pb_nn_lstm *m, i
                              rep);
     double flop = 2.0 * rows * z_cols * width;
     if (grad) {
-        float *dz = nn_tape_grad_scratch(t, (size_t)rows * (size_t)z_cols);
-        float *dxh = dz ? nn_tape_grad_scratch(t, (size_t)rows * (size_t)width) : NULL;
-        float *dzu = fast && dxh ? nn_tape_grad_scratch(t, (size_t)rows * (size_t)z_cols) : NULL;
+        /* the fast pass writes its scratch before reading it: the data arena, which the
+         * backward pass does not zero, spares clearing it */
+        size_t n_z = (size_t)rows * (size_t)z_cols, n_xh = (size_t)rows * (size_t)width;
+        float *dz = fast ? nn_tape_alloc(t, n_z * sizeof(float)) : nn_tape_grad_scratch(t, n_z);
+        float *dxh = !dz    ? NULL
+                     : fast ? nn_tape_alloc(t, n_xh * sizeof(float))
+                            : nn_tape_grad_scratch(t, n_xh);
+        float *dzu = fast && dxh ? nn_tape_alloc(t, n_z * sizeof(float)) : NULL;
         if (fast && !dzu)
             return;
         nn_transposed *wt = NULL;
