@@ -27,7 +27,7 @@ extern "C" {
 #endif
 
 #define PB_ABI_MAJOR 1
-#define PB_ABI_MINOR 12
+#define PB_ABI_MINOR 13
 
 /*
  * ABI changelog (a minor version only adds; the harness still loads plugins of older minors):
@@ -67,6 +67,8 @@ extern "C" {
  *        the colocate option).
  *   1.12 Interleaved runs: pb_placer_ops.place_multi (several runs of one graph in lock-step) and
  *        pb_embedding_ops.forward_multi (their forward passes in one call, chains interleaved).
+ *   1.13 pb_nn_lstm_step_math: the LSTM step with PB_NN_MATH_FAST (own products, vectorised
+ *        activations, the same bits on every processor) or PB_NN_MATH_LIBM (pb_nn_lstm_step).
  */
 #define PB_DESCRIPTOR_SYMBOL placebench_plugin
 #define PB_DESCRIPTOR_SYMBOL_NAME "placebench_plugin"

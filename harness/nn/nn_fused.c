@@ -22,17 +22,27 @@
  * four outputs; columns in vectors of the ISA's width, the last one masked (no padding copies).
  */
 
+/* Input k of step kk: ks[kk], or kk without a list.  The kernels take only the inputs listed
+ * (in increasing order); inputs left out must be 0 in every row, and as each sum starts at +0
+ * and a product with 0 adds an exact 0, leaving them out changes no bit (for finite weights). */
+static inline int nn_fused_k(const int *ks, int kk)
+{
+    return ks ? ks[kk] : kk;
+}
+
 /* Portable C: fmaf rounds once, like the vector FMAs. */
 static void nn_fused_linear_c(int n, int in, int out, const float *x, const float *w,
-                              const float *b, int relu, float *y)
+                              const float *b, int relu, float *y, const int *ks, int nk)
 {
     for (int i = 0; i < n; i++) {
         const float *xi = x + (size_t)i * in;
         float *yi = y + (size_t)i * out;
         for (int j = 0; j < out; j++) {
             float acc = 0.0f;
-            for (int k = 0; k < in; k++)
+            for (int kk = 0; kk < nk; kk++) {
+                int k = nn_fused_k(ks, kk);
                 acc = fmaf(xi[k], w[(size_t)k * out + j], acc);
+            }
             if (b)
                 acc += b[j];
             yi[j] = relu ? (acc > 0.0f ? acc : 0.0f) : acc;
@@ -43,44 +53,89 @@ static void nn_fused_linear_c(int n, int in, int out, const float *x, const floa
 #if NN_FUSED_X86
 #define NN_FUSED_ROWS 4
 
+/* Lanes below `width` (0 to 16) set. */
+static inline __mmask16 nn_fused_mask16(int width)
+{
+    return (__mmask16)(width <= 0 ? 0u : width >= 16 ? 0xffffu : (1u << width) - 1u);
+}
+
+/* One tile of R rows by NB vectors of 16 outputs from column j0: R x NB independent FMA chains
+ * (up to 16, enough to cover the FMA latency), each weight load serving R rows.  R and NB are
+ * constants at every call and the loops over them unrolled, so the tile stays in registers. */
+__attribute__((target("avx512f"), always_inline)) static inline void
+nn_fused_tile_512(const int R, const int NB, int in, int out, const float *x, const float *w,
+                  const float *b, int relu, float *y, const int *ks, int nk, int j0)
+{
+    const __m512 zero = _mm512_setzero_ps();
+    __mmask16 m[4];
+    __m512 acc[4][4];
+#pragma GCC unroll 16
+    for (int q = 0; q < NB; q++)
+        m[q] = nn_fused_mask16(out - j0 - 16 * q);
+#pragma GCC unroll 16
+    for (int r = 0; r < R; r++) {
+#pragma GCC unroll 16
+        for (int q = 0; q < NB; q++)
+            acc[r][q] = zero;
+    }
+    for (int kk = 0; kk < nk; kk++) {
+        int k = nn_fused_k(ks, kk);
+        const float *wk = w + (size_t)k * out + j0;
+        __m512 wq[4];
+#pragma GCC unroll 16
+        for (int q = 0; q < NB; q++)
+            wq[q] = _mm512_maskz_loadu_ps(m[q], wk + 16 * q);
+#pragma GCC unroll 16
+        for (int r = 0; r < R; r++) {
+            __m512 xr = _mm512_set1_ps(x[(size_t)r * in + k]);
+#pragma GCC unroll 16
+            for (int q = 0; q < NB; q++)
+                acc[r][q] = _mm512_fmadd_ps(xr, wq[q], acc[r][q]);
+        }
+    }
+#pragma GCC unroll 16
+    for (int q = 0; q < NB; q++) {
+        __m512 bias = b ? _mm512_maskz_loadu_ps(m[q], b + j0 + 16 * q) : zero;
+#pragma GCC unroll 16
+        for (int r = 0; r < R; r++) {
+            __m512 v = b ? _mm512_add_ps(acc[r][q], bias) : acc[r][q];
+            if (relu)
+                v = _mm512_max_ps(v, zero); /* x > 0 ? x : +0, NaN to +0 */
+            _mm512_mask_storeu_ps(y + (size_t)r * out + j0 + 16 * q, m[q], v);
+        }
+    }
+}
+
+/* Tiles of four rows and up to four vectors (64 columns); the last rows one tile each. */
 __attribute__((target("avx512f"))) static void nn_fused_linear_512(int n, int in, int out,
                                                                    const float *x, const float *w,
                                                                    const float *b, int relu,
-                                                                   float *y)
+                                                                   float *y, const int *ks, int nk)
 {
-    const __m512 zero = _mm512_setzero_ps();
-    for (int j0 = 0; j0 < out; j0 += 16) {
-        int width = out - j0 < 16 ? out - j0 : 16;
-        __mmask16 m = (__mmask16)((1u << width) - 1u);
-        __m512 bias = b ? _mm512_maskz_loadu_ps(m, b + j0) : zero;
+#define NN_TILE(R, NB)                                                                             \
+    nn_fused_tile_512(R, NB, in, out, x + (size_t)i * in, w, b, relu, y + (size_t)i * out, ks, nk, \
+                      j0)
+    for (int j0 = 0; j0 < out; j0 += 64) {
+        int left = out - j0;
         int i = 0;
         for (; i + NN_FUSED_ROWS <= n; i += NN_FUSED_ROWS) {
-            __m512 acc[NN_FUSED_ROWS] = {zero, zero, zero, zero};
-            const float *xi = x + (size_t)i * in;
-            for (int k = 0; k < in; k++) {
-                __m512 wk = _mm512_maskz_loadu_ps(m, w + (size_t)k * out + j0);
-                for (int r = 0; r < NN_FUSED_ROWS; r++)
-                    acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(xi[(size_t)r * in + k]), wk, acc[r]);
-            }
-            for (int r = 0; r < NN_FUSED_ROWS; r++) {
-                __m512 v = b ? _mm512_add_ps(acc[r], bias) : acc[r];
-                if (relu)
-                    v = _mm512_max_ps(v, zero); /* x > 0 ? x : +0, NaN to +0 */
-                _mm512_mask_storeu_ps(y + (size_t)(i + r) * out + j0, m, v);
-            }
+            if (left > 32)
+                NN_TILE(4, 4);
+            else if (left > 16)
+                NN_TILE(4, 2);
+            else
+                NN_TILE(4, 1);
         }
         for (; i < n; i++) {
-            __m512 acc = zero;
-            const float *xi = x + (size_t)i * in;
-            for (int k = 0; k < in; k++)
-                acc = _mm512_fmadd_ps(_mm512_set1_ps(xi[k]),
-                                      _mm512_maskz_loadu_ps(m, w + (size_t)k * out + j0), acc);
-            __m512 v = b ? _mm512_add_ps(acc, bias) : acc;
-            if (relu)
-                v = _mm512_max_ps(v, zero);
-            _mm512_mask_storeu_ps(y + (size_t)i * out + j0, m, v);
+            if (left > 32)
+                NN_TILE(1, 4);
+            else if (left > 16)
+                NN_TILE(1, 2);
+            else
+                NN_TILE(1, 1);
         }
     }
+#undef NN_TILE
 }
 
 /* Lanes below `width` set (AVX2 has no mask registers: a vector of all-ones lanes). */
@@ -89,61 +144,99 @@ __attribute__((target("avx2,fma"))) static inline __m256i nn_fused_mask8(int wid
     return _mm256_cmpgt_epi32(_mm256_set1_epi32(width), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 
+/* Two vectors of outputs (16 columns) per pass, four rows per weight load. */
 __attribute__((target("avx2,fma"))) static void nn_fused_linear_256(int n, int in, int out,
                                                                     const float *x, const float *w,
                                                                     const float *b, int relu,
-                                                                    float *y)
+                                                                    float *y, const int *ks, int nk)
 {
     const __m256 zero = _mm256_setzero_ps();
-    for (int j0 = 0; j0 < out; j0 += 8) {
-        __m256i m = nn_fused_mask8(out - j0 < 8 ? out - j0 : 8);
-        __m256 bias = b ? _mm256_maskload_ps(b + j0, m) : zero;
+    for (int j0 = 0; j0 < out; j0 += 16) {
+        __m256i m0 = nn_fused_mask8(out - j0), m1 = nn_fused_mask8(out - j0 - 8);
+        __m256 bias0 = b ? _mm256_maskload_ps(b + j0, m0) : zero;
+        __m256 bias1 = b ? _mm256_maskload_ps(b + j0 + 8, m1) : zero;
         int i = 0;
         for (; i + NN_FUSED_ROWS <= n; i += NN_FUSED_ROWS) {
-            __m256 acc[NN_FUSED_ROWS] = {zero, zero, zero, zero};
+            __m256 a0[NN_FUSED_ROWS] = {zero, zero, zero, zero};
+            __m256 a1[NN_FUSED_ROWS] = {zero, zero, zero, zero};
             const float *xi = x + (size_t)i * in;
-            for (int k = 0; k < in; k++) {
-                __m256 wk = _mm256_maskload_ps(w + (size_t)k * out + j0, m);
-                for (int r = 0; r < NN_FUSED_ROWS; r++)
-                    acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(xi[(size_t)r * in + k]), wk, acc[r]);
+            for (int kk = 0; kk < nk; kk++) {
+                int k = nn_fused_k(ks, kk);
+                const float *wk = w + (size_t)k * out + j0;
+                __m256 w0 = _mm256_maskload_ps(wk, m0), w1 = _mm256_maskload_ps(wk + 8, m1);
+#pragma GCC unroll 16
+                for (int r = 0; r < NN_FUSED_ROWS; r++) {
+                    __m256 xr = _mm256_set1_ps(xi[(size_t)r * in + k]);
+                    a0[r] = _mm256_fmadd_ps(xr, w0, a0[r]);
+                    a1[r] = _mm256_fmadd_ps(xr, w1, a1[r]);
+                }
             }
+#pragma GCC unroll 16
             for (int r = 0; r < NN_FUSED_ROWS; r++) {
-                __m256 v = b ? _mm256_add_ps(acc[r], bias) : acc[r];
-                if (relu)
-                    v = _mm256_max_ps(v, zero);
-                _mm256_maskstore_ps(y + (size_t)(i + r) * out + j0, m, v);
+                __m256 v0 = b ? _mm256_add_ps(a0[r], bias0) : a0[r];
+                __m256 v1 = b ? _mm256_add_ps(a1[r], bias1) : a1[r];
+                if (relu) {
+                    v0 = _mm256_max_ps(v0, zero);
+                    v1 = _mm256_max_ps(v1, zero);
+                }
+                float *yr = y + (size_t)(i + r) * out + j0;
+                _mm256_maskstore_ps(yr, m0, v0);
+                _mm256_maskstore_ps(yr + 8, m1, v1);
             }
         }
-        for (; i < n; i++) {
-            __m256 acc = zero;
-            const float *xi = x + (size_t)i * in;
-            for (int k = 0; k < in; k++)
-                acc = _mm256_fmadd_ps(_mm256_set1_ps(xi[k]),
-                                      _mm256_maskload_ps(w + (size_t)k * out + j0, m), acc);
-            __m256 v = b ? _mm256_add_ps(acc, bias) : acc;
-            if (relu)
-                v = _mm256_max_ps(v, zero);
-            _mm256_maskstore_ps(y + (size_t)i * out + j0, m, v);
+    }
+    /* the last n % 4 rows: one row and four vectors (32 columns) per pass, four chains */
+    for (int i = n - n % NN_FUSED_ROWS; i < n; i++) {
+        const float *xi = x + (size_t)i * in;
+        for (int j0 = 0; j0 < out; j0 += 32) {
+            __m256i m[4];
+            __m256 a[4] = {zero, zero, zero, zero};
+#pragma GCC unroll 16
+            for (int q = 0; q < 4; q++)
+                m[q] = nn_fused_mask8(out - j0 - 8 * q);
+            for (int kk = 0; kk < nk; kk++) {
+                int k = nn_fused_k(ks, kk);
+                const float *wk = w + (size_t)k * out + j0;
+                __m256 xr = _mm256_set1_ps(xi[k]);
+#pragma GCC unroll 16
+                for (int q = 0; q < 4; q++)
+                    a[q] = _mm256_fmadd_ps(xr, _mm256_maskload_ps(wk + 8 * q, m[q]), a[q]);
+            }
+#pragma GCC unroll 16
+            for (int q = 0; q < 4; q++) {
+                __m256 v = b ? _mm256_add_ps(a[q], _mm256_maskload_ps(b + j0 + 8 * q, m[q])) : a[q];
+                if (relu)
+                    v = _mm256_max_ps(v, zero);
+                _mm256_maskstore_ps(y + (size_t)i * out + j0 + 8 * q, m[q], v);
+            }
         }
     }
 }
 #endif
 
-void nn_fused_linear(int isa, int n, int in, int out, const float *x, const float *w,
-                     const float *b, int relu, float *y)
+void nn_fused_linear_cols(int isa, int n, int in, int out, const float *x, const float *w,
+                          const float *b, int relu, float *y, const int *ks, int nk)
 {
+    if (!ks)
+        nk = in;
 #if NN_FUSED_X86
     if (isa >= NN_ISA_AVX512 && nn_cpu_isa() >= NN_ISA_AVX512) {
-        nn_fused_linear_512(n, in, out, x, w, b, relu, y);
+        nn_fused_linear_512(n, in, out, x, w, b, relu, y, ks, nk);
         return;
     }
     if (isa >= NN_ISA_AVX2 && nn_cpu_isa() >= NN_ISA_AVX2) {
-        nn_fused_linear_256(n, in, out, x, w, b, relu, y);
+        nn_fused_linear_256(n, in, out, x, w, b, relu, y, ks, nk);
         return;
     }
 #endif
     (void)isa;
-    nn_fused_linear_c(n, in, out, x, w, b, relu, y);
+    nn_fused_linear_c(n, in, out, x, w, b, relu, y, ks, nk);
+}
+
+void nn_fused_linear(int isa, int n, int in, int out, const float *x, const float *w,
+                     const float *b, int relu, float *y)
+{
+    nn_fused_linear_cols(isa, n, in, out, x, w, b, relu, y, NULL, in);
 }
 
 /*
@@ -168,15 +261,18 @@ nn_fused_xgrad_body(int n, int in, int out, const float *dz, const float *w, flo
         }
 }
 
-static void nn_fused_wgrad_c(int n, int in, int out, const float *x, const float *dz, float *dw)
+static void nn_fused_wgrad_c(int n, int in, int out, const float *x, const float *dz, float *dw,
+                             const int *is, int ni)
 {
-    for (int i = 0; i < in; i++)
+    for (int ii = 0; ii < ni; ii++) {
+        int i = nn_fused_k(is, ii);
         for (int j = 0; j < out; j++) {
             float acc = 0.0f;
             for (int r = 0; r < n; r++)
                 acc = fmaf(x[(size_t)r * in + i], dz[(size_t)r * out + j], acc);
             dw[(size_t)i * out + j] += acc;
         }
+    }
 }
 
 static void nn_fused_xgrad_c(int n, int in, int out, const float *dz, const float *w, float *dx)
@@ -185,36 +281,74 @@ static void nn_fused_xgrad_c(int n, int in, int out, const float *dz, const floa
 }
 
 #if NN_FUSED_X86
-/* Row i of dW, one vector of outputs at a time: one chain over the rows per lane. */
-__attribute__((target("avx512f"))) static void
-nn_fused_wgrad_512(int n, int in, int out, const float *x, const float *dz, float *dw)
+/* Four rows i of dW and two vectors of outputs (32 columns) at a time: eight chains over the
+ * rows r, each dz load serving four of them. */
+#define NN_FUSED_WROWS 4
+__attribute__((target("avx512f"))) static void nn_fused_wgrad_512(int n, int in, int out,
+                                                                  const float *x, const float *dz,
+                                                                  float *dw, const int *is, int ni)
 {
-    for (int j0 = 0; j0 < out; j0 += 16) {
-        int width = out - j0 < 16 ? out - j0 : 16;
-        __mmask16 m = (__mmask16)((1u << width) - 1u);
-        for (int i = 0; i < in; i++) {
-            __m512 acc = _mm512_setzero_ps();
-            for (int r = 0; r < n; r++)
-                acc = _mm512_fmadd_ps(_mm512_set1_ps(x[(size_t)r * in + i]),
-                                      _mm512_maskz_loadu_ps(m, dz + (size_t)r * out + j0), acc);
-            float *d = dw + (size_t)i * out + j0;
-            _mm512_mask_storeu_ps(d, m, _mm512_add_ps(_mm512_maskz_loadu_ps(m, d), acc));
+    const __m512 zero = _mm512_setzero_ps();
+    for (int j0 = 0; j0 < out; j0 += 32) {
+        __mmask16 m0 = nn_fused_mask16(out - j0), m1 = nn_fused_mask16(out - j0 - 16);
+        for (int ii = 0; ii < ni; ii += NN_FUSED_WROWS) {
+            int q_n = ni - ii < NN_FUSED_WROWS ? ni - ii : NN_FUSED_WROWS, i[NN_FUSED_WROWS];
+            __m512 a0[NN_FUSED_WROWS] = {zero, zero, zero, zero};
+            __m512 a1[NN_FUSED_WROWS] = {zero, zero, zero, zero};
+#pragma GCC unroll 16
+            for (int q = 0; q < NN_FUSED_WROWS; q++)
+                i[q] = nn_fused_k(is, ii + (q < q_n ? q : 0));
+            for (int r = 0; r < n; r++) {
+                const float *dr = dz + (size_t)r * out + j0, *xr = x + (size_t)r * in;
+                __m512 d0 = _mm512_maskz_loadu_ps(m0, dr), d1 = _mm512_maskz_loadu_ps(m1, dr + 16);
+#pragma GCC unroll 16
+                for (int q = 0; q < NN_FUSED_WROWS; q++) {
+                    __m512 xv = _mm512_set1_ps(xr[i[q]]);
+                    a0[q] = _mm512_fmadd_ps(xv, d0, a0[q]);
+                    a1[q] = _mm512_fmadd_ps(xv, d1, a1[q]);
+                }
+            }
+#pragma GCC unroll 16
+            for (int q = 0; q < q_n; q++) {
+                float *d = dw + (size_t)i[q] * out + j0;
+                _mm512_mask_storeu_ps(d, m0, _mm512_add_ps(_mm512_maskz_loadu_ps(m0, d), a0[q]));
+                _mm512_mask_storeu_ps(d + 16, m1,
+                                      _mm512_add_ps(_mm512_maskz_loadu_ps(m1, d + 16), a1[q]));
+            }
         }
     }
 }
 
-__attribute__((target("avx2,fma"))) static void
-nn_fused_wgrad_256(int n, int in, int out, const float *x, const float *dz, float *dw)
+__attribute__((target("avx2,fma"))) static void nn_fused_wgrad_256(int n, int in, int out,
+                                                                   const float *x, const float *dz,
+                                                                   float *dw, const int *is, int ni)
 {
-    for (int j0 = 0; j0 < out; j0 += 8) {
-        __m256i m = nn_fused_mask8(out - j0 < 8 ? out - j0 : 8);
-        for (int i = 0; i < in; i++) {
-            __m256 acc = _mm256_setzero_ps();
-            for (int r = 0; r < n; r++)
-                acc = _mm256_fmadd_ps(_mm256_set1_ps(x[(size_t)r * in + i]),
-                                      _mm256_maskload_ps(dz + (size_t)r * out + j0, m), acc);
-            float *d = dw + (size_t)i * out + j0;
-            _mm256_maskstore_ps(d, m, _mm256_add_ps(_mm256_maskload_ps(d, m), acc));
+    const __m256 zero = _mm256_setzero_ps();
+    for (int j0 = 0; j0 < out; j0 += 16) {
+        __m256i m0 = nn_fused_mask8(out - j0), m1 = nn_fused_mask8(out - j0 - 8);
+        for (int ii = 0; ii < ni; ii += NN_FUSED_WROWS) {
+            int q_n = ni - ii < NN_FUSED_WROWS ? ni - ii : NN_FUSED_WROWS, i[NN_FUSED_WROWS];
+            __m256 a0[NN_FUSED_WROWS] = {zero, zero, zero, zero};
+            __m256 a1[NN_FUSED_WROWS] = {zero, zero, zero, zero};
+#pragma GCC unroll 16
+            for (int q = 0; q < NN_FUSED_WROWS; q++)
+                i[q] = nn_fused_k(is, ii + (q < q_n ? q : 0));
+            for (int r = 0; r < n; r++) {
+                const float *dr = dz + (size_t)r * out + j0, *xr = x + (size_t)r * in;
+                __m256 d0 = _mm256_maskload_ps(dr, m0), d1 = _mm256_maskload_ps(dr + 8, m1);
+#pragma GCC unroll 16
+                for (int q = 0; q < NN_FUSED_WROWS; q++) {
+                    __m256 xv = _mm256_set1_ps(xr[i[q]]);
+                    a0[q] = _mm256_fmadd_ps(xv, d0, a0[q]);
+                    a1[q] = _mm256_fmadd_ps(xv, d1, a1[q]);
+                }
+            }
+#pragma GCC unroll 16
+            for (int q = 0; q < q_n; q++) {
+                float *d = dw + (size_t)i[q] * out + j0;
+                _mm256_maskstore_ps(d, m0, _mm256_add_ps(_mm256_maskload_ps(d, m0), a0[q]));
+                _mm256_maskstore_ps(d + 8, m1, _mm256_add_ps(_mm256_maskload_ps(d + 8, m1), a1[q]));
+            }
         }
     }
 }
@@ -228,21 +362,29 @@ nn_fused_xgrad_fma(int n, int in, int out, const float *dz, const float *w, floa
 }
 #endif
 
-void nn_fused_weight_grad(int isa, int n, int in, int out, const float *x, const float *dz,
-                          float *dw)
+void nn_fused_weight_grad_rows(int isa, int n, int in, int out, const float *x, const float *dz,
+                               float *dw, const int *is, int ni)
 {
+    if (!is)
+        ni = in;
 #if NN_FUSED_X86
     if (isa >= NN_ISA_AVX512 && nn_cpu_isa() >= NN_ISA_AVX512) {
-        nn_fused_wgrad_512(n, in, out, x, dz, dw);
+        nn_fused_wgrad_512(n, in, out, x, dz, dw, is, ni);
         return;
     }
     if (isa >= NN_ISA_AVX2 && nn_cpu_isa() >= NN_ISA_AVX2) {
-        nn_fused_wgrad_256(n, in, out, x, dz, dw);
+        nn_fused_wgrad_256(n, in, out, x, dz, dw, is, ni);
         return;
     }
 #endif
     (void)isa;
-    nn_fused_wgrad_c(n, in, out, x, dz, dw);
+    nn_fused_wgrad_c(n, in, out, x, dz, dw, is, ni);
+}
+
+void nn_fused_weight_grad(int isa, int n, int in, int out, const float *x, const float *dz,
+                          float *dw)
+{
+    nn_fused_weight_grad_rows(isa, n, in, out, x, dz, dw, NULL, in);
 }
 
 void nn_fused_input_grad(int isa, int n, int in, int out, const float *dz, const float *w,

@@ -62,6 +62,17 @@ struct pb_nn_adam {
 typedef struct nn_record nn_record;
 typedef void (*nn_backward_fn)(const nn_record *r);
 
+/* A transposed copy of rows [row0, row0 + rows) of a matrix with `cols` columns (cols x rows),
+ * shared by the ops of one tape that multiply by the same weights' transpose in their backward
+ * pass; made at most once per backward pass (nn_tape_transposed). */
+typedef struct nn_transposed {
+    const float *src;
+    int row0, rows, cols;
+    float *data;
+    unsigned long pass; /* the backward pass data was made in (0: not yet) */
+    struct nn_transposed *next;
+} nn_transposed;
+
 /* What backward needs to know about one recorded op.  Fields not used by an op stay zero. */
 struct nn_record {
     nn_backward_fn backward;
@@ -90,6 +101,8 @@ struct pb_nn_tape {
     int failed;
     double flop; /* pb_nn_tape_flop */
     char msg[sizeof(((pb_error *)0)->msg)];
+    nn_transposed *transposed; /* on the data arena; emptied by pb_nn_tape_reset */
+    unsigned long passes;      /* backward passes run */
 };
 
 /* The widest vector instruction set of this processor, asked at run time (nn_cpu.c); the
@@ -112,6 +125,10 @@ double nn_cpu_peak_gflops(int isa, double seconds);
 #define NN_FUSED_MAX_ROWS 3
 void nn_fused_linear(int isa, int n, int in, int out, const float *x, const float *w,
                      const float *b, int relu, float *y);
+/* The same with only the nk inputs ks[0] < ks[1] < ... (NULL: all in): the others must be 0
+ * in every row, and leaving them out gives the same bits (finite weights). */
+void nn_fused_linear_cols(int isa, int n, int in, int out, const float *x, const float *w,
+                          const float *b, int relu, float *y, const int *ks, int nk);
 
 /* The gradients of a dense layer's product for few rows (nn_fused.c), accumulated: dw (in x
  * out) += x^T dz with x n x in and dz n x out, for n <= NN_FUSED_WGRAD_MAX_ROWS; dx (n x in) +=
@@ -124,8 +141,36 @@ void nn_fused_linear(int isa, int n, int in, int out, const float *x, const floa
 #define NN_FUSED_WGRAD_MAX_ROWS 7
 void nn_fused_weight_grad(int isa, int n, int in, int out, const float *x, const float *dz,
                           float *dw);
+/* The same for the ni rows is[0] < is[1] < ... of dw only (NULL: all in); with x's other
+ * columns 0 in every row, the same bits as nn_fused_weight_grad. */
+void nn_fused_weight_grad_rows(int isa, int n, int in, int out, const float *x, const float *dz,
+                               float *dw, const int *is, int ni);
 void nn_fused_input_grad(int isa, int n, int in, int out, const float *dz, const float *w,
                          float *dx);
+
+/* Reproducible fast activations (nn_fastmath.c): the same bits with every isa (the widest of
+ * isa and what the processor has runs), exp within 1 ulp of the correctly rounded value on
+ * [-87, 88] (clamped outside), sigmoid and tanh within 2 ulp (README, "HeterPS: RL-LSTM
+ * scheduling in under a second"). */
+enum { NN_FM_EXP = 0, NN_FM_SIGMOID = 1, NN_FM_TANH = 2 };
+/* y[k] = fn(x[k]) for k < n. */
+void nn_fast_map(int isa, int fn, const float *x, float *y, size_t n);
+/* One row of an LSTM cell of n units from z (the i, f, g, o pre-activation blocks, 4n) and c:
+ * gates (4n: sigmoid i, sigmoid f, tanh g, sigmoid o), c' = f c + i g (one FMA), tanh(c') and
+ * h' = o tanh(c'). */
+void nn_fast_lstm_row(int isa, int n, const float *z, const float *c, float *gates, float *c_out,
+                      float *tc, float *h);
+/* Its reverse for one row: dc_out += dh o (1 - tanh(c')^2), then dz (4n, written) of the four
+ * blocks and dc += f dc_out (dc may be NULL: c wants no gradient). */
+void nn_fast_lstm_grad_row(int isa, int n, const float *gates, const float *tc, const float *c,
+                           const float *dh, float *dc_out, float *dc, float *dz);
+
+/* During a forward pass: the shared transposed copy of rows [row0, row0 + rows) of src (cols
+ * columns), allocated on the tape (NULL with the tape's error set when out of memory).  During
+ * the backward pass: nn_transposed_data fills it (once per pass; the weights do not change
+ * during one) and returns it. */
+nn_transposed *nn_tape_transposed(pb_nn_tape *t, const float *src, int row0, int rows, int cols);
+const float *nn_transposed_data(const pb_nn_tape *t, nn_transposed *tr);
 
 /* Records the first error of a pass (printf-style); always returns NULL. */
 void *nn_tape_fail(pb_nn_tape *t, const char *fmt, ...)

@@ -106,6 +106,7 @@ void pb_nn_tape_reset(pb_nn_tape *t, int record_grad)
     tape_arena_reset(&t->data);
     tape_arena_reset(&t->grad);
     t->n_rec = 0;
+    t->transposed = NULL;
     t->record_grad = record_grad != 0;
     t->failed = 0;
     t->msg[0] = '\0';
@@ -278,6 +279,7 @@ int pb_nn_backward(pb_nn_tape *t, pb_nn_tensor *y, const float *seed, pb_error *
         return pb_errorf(err, "pb_nn_backward: the output does not depend on any parameter%s",
                          t->record_grad ? "" : " (the tape does not record gradients)");
     tape_arena_zero(&t->grad);
+    t->passes++;
     size_t n = nn_numel(y);
     for (size_t i = 0; i < n; i++)
         y->grad[i] += seed ? seed[i] : 1.0f;
@@ -286,6 +288,39 @@ int pb_nn_backward(pb_nn_tape *t, pb_nn_tensor *y, const float *seed, pb_error *
         t->flop += t->rec[i].flop;
     }
     return PB_OK;
+}
+
+nn_transposed *nn_tape_transposed(pb_nn_tape *t, const float *src, int row0, int rows, int cols)
+{
+    for (nn_transposed *tr = t->transposed; tr; tr = tr->next)
+        if (tr->src == src && tr->row0 == row0 && tr->rows == rows && tr->cols == cols)
+            return tr;
+    nn_transposed *tr = nn_tape_alloc(t, sizeof *tr);
+    float *data = tr ? nn_tape_alloc(t, (size_t)rows * (size_t)cols * sizeof(float)) : NULL;
+    if (!data)
+        return NULL;
+    *tr = (nn_transposed){.src = src,
+                          .row0 = row0,
+                          .rows = rows,
+                          .cols = cols,
+                          .data = data,
+                          .pass = 0,
+                          .next = t->transposed};
+    t->transposed = tr;
+    return tr;
+}
+
+const float *nn_transposed_data(const pb_nn_tape *t, nn_transposed *tr)
+{
+    if (tr->pass != t->passes) {
+        for (int i = 0; i < tr->rows; i++) {
+            const float *row = tr->src + (size_t)(tr->row0 + i) * (size_t)tr->cols;
+            for (int j = 0; j < tr->cols; j++)
+                tr->data[(size_t)j * (size_t)tr->rows + (size_t)i] = row[j];
+        }
+        tr->pass = t->passes;
+    }
+    return tr->data;
 }
 
 double pb_nn_tape_flop(const pb_nn_tape *t)

@@ -306,6 +306,14 @@ int pb_nn_lstm_init(pb_nn_lstm *m, pb_nn_params *p, const char *prefix, int in, 
  * with the tape's error set, when an op failed). */
 void pb_nn_lstm_step(pb_nn_tape *t, pb_nn_params *p, const pb_nn_lstm *m, pb_nn_tensor *x,
                      pb_nn_tensor *h, pb_nn_tensor *c, pb_nn_tensor **h_out, pb_nn_tensor **c_out);
+/* The arithmetic of a step (ABI 1.13): PB_NN_MATH_LIBM, pb_nn_lstm_step's (the composed cell's:
+ * OpenBLAS products, libm's expf and tanhf); PB_NN_MATH_FAST, the NN core's own products and
+ * vectorised activations (within 2.5 ulp of the exact values), the same bits on every processor
+ * (README, "HeterPS: RL-LSTM scheduling in under a second"). */
+enum { PB_NN_MATH_LIBM = 0, PB_NN_MATH_FAST = 1 };
+void pb_nn_lstm_step_math(pb_nn_tape *t, pb_nn_params *p, const pb_nn_lstm *m, int math,
+                          pb_nn_tensor *x, pb_nn_tensor *h, pb_nn_tensor *c, pb_nn_tensor **h_out,
+                          pb_nn_tensor **c_out);
 
 /* An Elman cell: h' = tanh([x, h].W + b), W (in + hidden) x hidden ("<prefix>/w"), b 1 x hidden
  * ("<prefix>/b", zeros). */

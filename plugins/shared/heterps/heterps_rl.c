@@ -31,6 +31,7 @@
 
 enum { HRL_LSTM = 0, HRL_ELMAN = 1 };
 enum { HRL_ADAM = 0, HRL_SGD = 1 };
+enum { HRL_MATH_FAST = 0, HRL_MATH_LIBM = 1 };
 
 typedef struct hrl_opts {
     int cell;
@@ -38,6 +39,7 @@ typedef struct hrl_opts {
     int optimizer;
     double lr, clip, entropy, baseline_decay;
     int baseline_first, prev_action;
+    int math;
 } hrl_opts;
 
 /* clang-format off */
@@ -73,6 +75,11 @@ static const pb_option_def hrl_options[] = {
     {.name = "prev_action", .type = PB_OPT_BOOL, .default_value = "true", .min = 1, .max = 0,
      .help = "feed the previous layer's type (one-hot) to the cell: P(a_l | a_1..a_l-1)",
      .offset = offsetof(hrl_opts, prev_action)},
+    {.name = "math", .type = PB_OPT_ENUM, .default_value = "fast", .min = 1, .max = 0,
+     .choices = "fast|libm", .help = "LSTM arithmetic: fast (own products and vectorised "
+     "tanh/sigmoid, the same bits on every processor) or libm (OpenBLAS and libm: the "
+     "results before the fast path); the elman cell always uses libm",
+     .offset = offsetof(hrl_opts, math)},
 };
 /* clang-format on */
 
@@ -204,7 +211,9 @@ static void hrl_forward(hrl_run *r, pb_rng *rng, int n, int how)
         }
         if (r->pl->o.cell == HRL_LSTM) {
             pb_nn_tensor *h2, *c2;
-            pb_nn_lstm_step(t, r->params, &r->lstm, x, h, c, &h2, &c2);
+            pb_nn_lstm_step_math(t, r->params, &r->lstm,
+                                 r->pl->o.math == HRL_MATH_FAST ? PB_NN_MATH_FAST : PB_NN_MATH_LIBM,
+                                 x, h, c, &h2, &c2);
             h = h2;
             c = c2;
         } else {

@@ -816,31 +816,50 @@ static void test_grad_mlp(void **state)
     pb_nn_params_free(p);
 }
 
+/* A cell and the arithmetic of its steps. */
+typedef struct lstm_fd {
+    pb_nn_lstm m;
+    int math;
+} lstm_fd;
+
 /* Two LSTM steps from (x, h, c) with the same x: [h2, c2]. */
 static pb_nn_tensor *b_lstm(pb_nn_tape *t, pb_nn_params *p, const void *ctx)
 {
-    const pb_nn_lstm *m = ctx;
+    const lstm_fd *k = ctx;
     pb_nn_tensor *h1, *c1, *h2, *c2, *x = in_(t, p, 0);
-    pb_nn_lstm_step(t, p, m, x, in_(t, p, 1), in_(t, p, 2), &h1, &c1);
-    pb_nn_lstm_step(t, p, m, x, h1, c1, &h2, &c2);
+    pb_nn_lstm_step_math(t, p, &k->m, k->math, x, in_(t, p, 1), in_(t, p, 2), &h1, &c1);
+    pb_nn_lstm_step_math(t, p, &k->m, k->math, x, h1, c1, &h2, &c2);
     pb_nn_tensor *both[2] = {h2, c2};
     return pb_nn_concat_cols(t, 2, both);
+}
+
+/* pb_nn_lstm_step (PB_NN_MATH_LIBM) and, with other bits, PB_NN_MATH_FAST: its own products,
+ * vectorised activations and gate gradients. */
+static void check_grad_lstm(int math)
+{
+    const fd_input in[] = {{2, 3, GEN_ANY}, {2, 4, GEN_ANY}, {2, 4, GEN_ANY}};
+    pb_nn_params *p = fd_inputs(3, in, 31);
+    pb_rng rng;
+    pb_rng_seed(&rng, 32);
+    lstm_fd k = {.math = math};
+    pb_error err;
+    assert_int_equal(pb_nn_lstm_init(&k.m, p, "lstm", 3, 4, &rng, &err), PB_OK);
+    /* The bias starts at 0 and 1 (forget block): other values keep the check general. */
+    fd_fill(pb_nn_params_values(p) + pb_nn_params_offset(p, k.m.bias), 16, GEN_ANY, &rng);
+    fd_check(p, b_lstm, &k);
+    pb_nn_params_free(p);
 }
 
 static void test_grad_lstm(void **state)
 {
     (void)state;
-    const fd_input in[] = {{2, 3, GEN_ANY}, {2, 4, GEN_ANY}, {2, 4, GEN_ANY}};
-    pb_nn_params *p = fd_inputs(3, in, 31);
-    pb_rng rng;
-    pb_rng_seed(&rng, 32);
-    pb_nn_lstm m;
-    pb_error err;
-    assert_int_equal(pb_nn_lstm_init(&m, p, "lstm", 3, 4, &rng, &err), PB_OK);
-    /* The bias starts at 0 and 1 (forget block): other values keep the check general. */
-    fd_fill(pb_nn_params_values(p) + pb_nn_params_offset(p, m.bias), 16, GEN_ANY, &rng);
-    fd_check(p, b_lstm, &m);
-    pb_nn_params_free(p);
+    check_grad_lstm(PB_NN_MATH_LIBM);
+}
+
+static void test_grad_lstm_fast(void **state)
+{
+    (void)state;
+    check_grad_lstm(PB_NN_MATH_FAST);
 }
 
 /* The LSTM cell composed of the core's ops, as pb_nn_lstm_step was written before it became one
@@ -868,8 +887,9 @@ typedef struct lstm_case {
     int rows, in, hidden, steps, inputs_are_params;
 } lstm_case;
 
-/* Runs the case with the fused (fused != 0) or the composed cell; returns the values of every h
- * and the gradients of all parameters, concatenated (caller frees). */
+/* Runs the case with the fused (fused != 0; 2: with PB_NN_MATH_FAST) or the composed cell;
+ * returns the values of every h and the gradients of all parameters, concatenated (caller
+ * frees). */
 static float *lstm_case_run(const lstm_case *k, int fused, size_t *n_out)
 {
     pb_nn_params *p = pb_nn_params_new();
@@ -903,7 +923,10 @@ static float *lstm_case_run(const lstm_case *k, int fused, size_t *n_out)
     pb_nn_tensor *loss = NULL;
     for (int s = 0; s < k->steps; s++) {
         pb_nn_tensor *x = pb_nn_rows(t, x_all, s * k->rows, k->rows), *h2, *c2;
-        (fused ? pb_nn_lstm_step : ref_lstm_step)(t, p, &m, x, h, c, &h2, &c2);
+        if (fused == 2)
+            pb_nn_lstm_step_math(t, p, &m, PB_NN_MATH_FAST, x, h, c, &h2, &c2);
+        else
+            (fused ? pb_nn_lstm_step : ref_lstm_step)(t, p, &m, x, h, c, &h2, &c2);
         h = h2;
         c = c2;
         expect_status_ok(t);
@@ -923,25 +946,48 @@ static float *lstm_case_run(const lstm_case *k, int fused, size_t *n_out)
     return out;
 }
 
+/* Runs every case with the step variant (lstm_case_run's `fused`) and the composed cell and
+ * compares values and gradients: bit for bit when rel is 0, else to rel times the largest
+ * magnitude of the values and of the gradients. */
+static void compare_lstm_cases(int variant, double rel)
+{
+    static const lstm_case cases[] = {{1, 3, 4, 3, 1},  {2, 5, 4, 3, 0},    {5, 7, 8, 4, 1},
+                                      {32, 7, 8, 3, 0}, {32, 31, 64, 4, 0}, {32, 31, 64, 2, 1}};
+    for (size_t q = 0; q < sizeof cases / sizeof cases[0]; q++) {
+        size_t na, nb;
+        float *a = lstm_case_run(&cases[q], variant, &na), *b = lstm_case_run(&cases[q], 0, &nb);
+        assert_int_equal(na, nb);
+        size_t n_h = (size_t)cases[q].steps * cases[q].rows * cases[q].hidden;
+        double big[2] = {0, 0};
+        for (size_t i = 0; i < na; i++)
+            big[i >= n_h] = fmax(big[i >= n_h], fabs(b[i]));
+        for (size_t i = 0; i < na; i++)
+            if (rel == 0 ? memcmp(&a[i], &b[i], sizeof(float)) != 0
+                         : fabs(a[i] - b[i]) > rel * big[i >= n_h])
+                fail_msg("case %zu entry %zu: step %.9g, composed %.9g", q, i, (double)a[i],
+                         (double)b[i]);
+        free(a);
+        free(b);
+    }
+}
+
 /* The fused LSTM step gives exactly the bits of the composed cell: values and gradients, with
  * one to 32 rows (the fused kernel and OpenBLAS), repeated rows, constant or learned inputs,
  * and the HeterPS policy's shape (32 plans, 31 features, 64 hidden). */
 static void test_lstm_fused_matches_composed(void **state)
 {
     (void)state;
-    static const lstm_case cases[] = {{1, 3, 4, 3, 1},  {2, 5, 4, 3, 0},    {5, 7, 8, 4, 1},
-                                      {32, 7, 8, 3, 0}, {32, 31, 64, 4, 0}, {32, 31, 64, 2, 1}};
-    for (size_t q = 0; q < sizeof cases / sizeof cases[0]; q++) {
-        size_t na, nb;
-        float *a = lstm_case_run(&cases[q], 1, &na), *b = lstm_case_run(&cases[q], 0, &nb);
-        assert_int_equal(na, nb);
-        for (size_t i = 0; i < na; i++)
-            if (memcmp(&a[i], &b[i], sizeof(float)) != 0)
-                fail_msg("case %zu entry %zu: fused %.9g, composed %.9g", q, i, (double)a[i],
-                         (double)b[i]);
-        free(a);
-        free(b);
-    }
+    compare_lstm_cases(1, 0);
+}
+
+/* The fast cell computes the same function: on the same cases (repeated rows included, which
+ * its forward pass computes once and its weight gradient sums first) values and gradients agree
+ * with the composed cell's to float accuracy (1e-5 of the largest magnitude of each part; the
+ * activations differ by at most 2.5 ulp). */
+static void test_lstm_fast_matches_composed(void **state)
+{
+    (void)state;
+    compare_lstm_cases(2, 1e-5);
 }
 
 /* Two Elman steps from (x, h) with the same x. */
@@ -1908,6 +1954,8 @@ int main(void)
         cmocka_unit_test(test_grad_mlp),
         cmocka_unit_test(test_grad_lstm),
         cmocka_unit_test(test_lstm_fused_matches_composed),
+        cmocka_unit_test(test_grad_lstm_fast),
+        cmocka_unit_test(test_lstm_fast_matches_composed),
         cmocka_unit_test(test_grad_elman),
         cmocka_unit_test(test_forward_recurrent),
         cmocka_unit_test(test_tape_errors_are_sticky),
