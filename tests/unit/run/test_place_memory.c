@@ -8,72 +8,25 @@
 
 #include <cmocka.h>
 
-#include "config/cluster.h"
-#include "data/gen/gen.h"
-#include "model/graph.h"
-#include "plugin/loader.h"
-#include "run/place.h"
-
-#include <limits.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#define MAX_POINTS 16
-
-typedef struct curve {
-    int n;
-    pb_progress p[MAX_POINTS];
-} curve;
-
-static void curve_add(void *ctx, const pb_progress *p)
-{
-    curve *c = ctx;
-    assert_true(c->n < MAX_POINTS);
-    c->p[c->n++] = *p;
-}
+#include "place_fixture.h"
 
 typedef struct fixture {
-    loader *l;
-    pb_graph *g;
-    pb_cluster *cluster;
+    place_fixture base;
     plan_plugin sim, trav;
 } fixture;
 
-static void resolve(fixture *f, int kind, const char *name, int n, const char *const *kv,
-                    plan_plugin *out)
-{
-    pb_error err = {{0}};
-    if (place_plugin_resolve(f->l, kind, name, kv, n, "test", out, &err))
-        fail_msg("%s: %s", name, err.msg);
-}
-
 static void fixture_open(fixture *f)
 {
-    memset(f, 0, sizeof *f);
-    const char *build = getenv("PB_BUILD");
-    assert_non_null(build);
-    char dir[PATH_MAX];
-    snprintf(dir, sizeof dir, "%s/plugins", build);
-    const char *extra[1] = {dir};
-    pb_error err = {{0}};
-    f->l = loader_new(extra, 1, &err);
-    assert_non_null(f->l);
-    if (gen_graph(gen_family_find("nmt"), 1, 0, &f->g, &err))
-        fail_msg("%s", err.msg);
-    if (cluster_preset_seeded("placeto-k80", 5, 11, &f->cluster, &err))
-        fail_msg("%s", err.msg);
-    resolve(f, PB_KIND_SIMULATOR, "placeto", 0, NULL, &f->sim);
-    resolve(f, PB_KIND_TRAVERSAL, "topo", 0, NULL, &f->trav);
+    place_fixture_open(&f->base);
+    place_fixture_resolve(&f->base, PB_KIND_SIMULATOR, "placeto", 0, NULL, &f->sim);
+    place_fixture_resolve(&f->base, PB_KIND_TRAVERSAL, "topo", 0, NULL, &f->trav);
 }
 
 static void fixture_close(fixture *f)
 {
     place_plugin_free(&f->sim);
     place_plugin_free(&f->trav);
-    cluster_free(f->cluster);
-    graph_free(f->g);
-    loader_free(f->l);
+    place_fixture_close(&f->base);
 }
 
 /* What one run gives: curve, best placement and the summary. */
@@ -89,15 +42,15 @@ static void run(fixture *f, const char *emb, const char *feature5, const char *p
 {
     const char *ekv[1] = {feature5}, *pkv[1] = {penalty};
     plan_plugin placer, embedding;
-    resolve(f, PB_KIND_PLACER, "placeto", penalty ? 1 : 0, pkv, &placer);
-    resolve(f, PB_KIND_EMBEDDING, emb, feature5 ? 1 : 0, ekv, &embedding);
-    int n = f->g->grouped->n_nodes;
+    place_fixture_resolve(&f->base, PB_KIND_PLACER, "placeto", penalty ? 1 : 0, pkv, &placer);
+    place_fixture_resolve(&f->base, PB_KIND_EMBEDDING, emb, feature5 ? 1 : 0, ekv, &embedding);
+    int n = f->base.g->grouped->n_nodes;
     memset(o, 0, sizeof *o);
     o->device = calloc((size_t)n, sizeof(int));
     assert_non_null(o->device);
     o->res.best_device = o->device;
-    place_request q = {.graph = f->g,
-                       .cluster = f->cluster,
+    place_request q = {.graph = f->base.g,
+                       .cluster = f->base.cluster,
                        .simulator = &f->sim,
                        .placer = &placer,
                        .embedding = &embedding,
@@ -116,7 +69,7 @@ static void run(fixture *f, const char *emb, const char *feature5, const char *p
 
 static int same(const fixture *f, const outcome *a, const outcome *b)
 {
-    int n = f->g->grouped->n_nodes;
+    int n = f->base.g->grouped->n_nodes;
     if (a->c.n != b->c.n || a->res.sim_calls != b->res.sim_calls ||
         a->res.sim_events != b->res.sim_events ||
         memcmp(&a->res.best_us, &b->res.best_us, sizeof(double)) ||
