@@ -349,11 +349,11 @@ typedef struct pb_eval {
      * and node_end_us (the op's makespan), busy_us and link_busy_us (device and link idle
      * shares) it gives the features TAG's GNN reads. */
     double *node_idle_after_us;
-    /* Since 1.13, optional: non-zero when the caller reads neither peak_mem_bytes nor feasible
-     * (and no trace of memory).  A simulator may then leave its memory accounting out: it does
-     * not write peak_mem_bytes and sets feasible to 1.  Every other output is what it would be
-     * without the flag.  A simulator that ignores the flag is correct; read it only when
-     * struct_size covers it (PB_EVAL_HAS). */
+    /* Since 1.13, optional: non-zero when the caller reads neither peak_mem_bytes nor
+     * feasible.  A simulator may then leave its memory accounting out: it does not write
+     * peak_mem_bytes and sets feasible to 1.  Every other output is what it would be without
+     * the flag.  A simulator that ignores the flag is correct; read it only when struct_size
+     * covers it (PB_EVAL_HAS). */
     int skip_memory;
 } pb_eval;
 
