@@ -27,7 +27,7 @@ extern "C" {
 #endif
 
 #define PB_ABI_MAJOR 1
-#define PB_ABI_MINOR 13
+#define PB_ABI_MINOR 14
 
 /*
  * ABI changelog (a minor version only adds; the harness still loads plugins of older minors):
@@ -69,6 +69,9 @@ extern "C" {
  *        pb_embedding_ops.forward_multi (their forward passes in one call, chains interleaved).
  *   1.13 pb_nn_lstm_step_math: the LSTM step with PB_NN_MATH_FAST (own products, vectorised
  *        activations, the same bits on every processor) or PB_NN_MATH_LIBM (pb_nn_lstm_step).
+ *   1.14 Evaluations without memory accounting: pb_eval.skip_memory (the caller reads neither
+ *        peak_mem_bytes nor feasible) and pb_embedding_ops.eval_reads (which parts of the last
+ *        evaluation an embedding's features() reads), so a progressive placer can ask for it.
  */
 #define PB_DESCRIPTOR_SYMBOL placebench_plugin
 #define PB_DESCRIPTOR_SYMBOL_NAME "placebench_plugin"
@@ -348,7 +351,16 @@ typedef struct pb_eval {
      * and node_end_us (the op's makespan), busy_us and link_busy_us (device and link idle
      * shares) it gives the features TAG's GNN reads. */
     double *node_idle_after_us;
+    /* Since 1.14, optional: non-zero when the caller reads neither peak_mem_bytes nor
+     * feasible.  A simulator may then leave its memory accounting out: it does not write
+     * peak_mem_bytes and sets feasible to 1.  Every other output is what it would be without
+     * the flag.  A simulator that ignores the flag is correct; read it only when struct_size
+     * covers it (PB_EVAL_HAS). */
+    int skip_memory;
 } pb_eval;
+
+/* Whether e (of any creator's ABI) has the field ending at member m. */
+#define PB_EVAL_HAS(e, m) ((e)->struct_size >= offsetof(pb_eval, m) + sizeof((e)->m))
 
 /* ---------------------------------------------------------------- options */
 
@@ -544,7 +556,15 @@ typedef struct pb_embedding_ops {
                          struct pb_nn_tape *const *tapes, struct pb_nn_tensor *const *features,
                          int batch, const uint64_t *const *seeds, struct pb_nn_tensor **out,
                          pb_error *err);
+    /* Since ABI 1.14, optional (with features): which parts of s->eval features() reads, as
+     * PB_EVAL_READS_* bits.  A placer asks the simulator to skip what nobody reads
+     * (pb_eval.skip_memory).  NULL: features() is taken to read everything.  (Without
+     * features() a placer's default features read node_start_us only.) */
+    unsigned (*eval_reads)(void *instance);
 } pb_embedding_ops;
+
+/* pb_embedding_ops.eval_reads bits: peak_mem_bytes, node_start_us. */
+enum { PB_EVAL_READS_PEAK_MEM = 1u, PB_EVAL_READS_START_TIMES = 2u };
 
 /* An embedding as a placer receives it: the ops of the loaded plugin and its instance. */
 typedef struct pb_embedding_ref {

@@ -73,6 +73,11 @@ static void progressive_put_normalised(float *out, int n, int dim, int c, const 
         out[(size_t)v * dim + c] = (float)(mx != 0 ? raw[v] / mx : raw[v]);
 }
 
+unsigned pb_placeto_features_reads(int feature5)
+{
+    return feature5 == PB_FEATURE5_PEAK_MEM ? PB_EVAL_READS_PEAK_MEM : PB_EVAL_READS_START_TIMES;
+}
+
 int pb_placeto_features(const pb_place_state *s, int feature5, float *out, pb_error *err)
 {
     if (!s || !s->graph || !s->device || !out)

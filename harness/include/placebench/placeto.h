@@ -31,6 +31,10 @@ static inline int pb_placeto_features_dim(int n_devices)
  * s->eval->peak_mem_bytes. */
 int pb_placeto_features(const pb_place_state *s, int feature5, float *out, pb_error *err);
 
+/* What pb_placeto_features reads of s->eval with this feature-5 mode, as PB_EVAL_READS_* bits
+ * (for pb_embedding_ops.eval_reads). */
+unsigned pb_placeto_features_reads(int feature5);
+
 /* networkx 2.4 topological_sort of g (Kahn with a LIFO ready stack, specs/placeto.md §5.2): the
  * reference's node index order.  order: g->n_nodes ints, caller-owned.  Fails on a cycle. */
 int pb_traverse_topo(const pb_graph *g, int *order, pb_error *err);

@@ -138,6 +138,12 @@ static int graphsage_features(void *instance, const pb_place_state *s, float *ou
     return pb_placeto_features(s, e->cfg.feature5, out, err);
 }
 
+static unsigned graphsage_eval_reads(void *instance)
+{
+    const graphsage *e = instance;
+    return pb_placeto_features_reads(e->cfg.feature5);
+}
+
 static int graphsage_prepare(void *instance, const pb_graph *g, void **prepared, pb_error *err)
 {
     graphsage *e = instance;
@@ -230,6 +236,7 @@ static const pb_embedding_ops graphsage_ops = {
     .prepare = graphsage_prepare,
     .release = graphsage_release,
     .forward_batch = graphsage_forward_batch,
+    .eval_reads = graphsage_eval_reads,
 };
 
 PB_PLUGIN_WITH_OPTIONS(

@@ -174,6 +174,12 @@ static int pgnn_features(void *instance, const pb_place_state *s, float *out, pb
     return pb_placeto_features(s, e->cfg.feature5, out, err);
 }
 
+static unsigned pgnn_eval_reads(void *instance)
+{
+    const pgnn *e = instance;
+    return pb_placeto_features_reads(e->cfg.feature5);
+}
+
 /* Logs what prepare drew: sample count, anchor set sizes, seed. */
 static void pgnn_log_prepared(const pgnn *e, const pgnn_graph *pg)
 {
@@ -310,6 +316,7 @@ static const pb_embedding_ops pgnn_ops = {
     .prepare = pgnn_prepare,
     .release = pgnn_release,
     .forward_batch = pgnn_forward_batch,
+    .eval_reads = pgnn_eval_reads,
 };
 
 PB_PLUGIN_WITH_OPTIONS(

@@ -170,6 +170,12 @@ static int gnn_features(void *instance, const pb_place_state *s, float *out, pb_
     return pb_placeto_features(s, e->feature5, out, err);
 }
 
+static unsigned gnn_eval_reads(void *instance)
+{
+    const gnn *e = instance;
+    return pb_placeto_features_reads(e->feature5);
+}
+
 static int gnn_prepare(void *instance, const pb_graph *g, void **prepared, pb_error *err)
 {
     (void)instance;
@@ -371,6 +377,7 @@ static const pb_embedding_ops gnn_ops = {
     .release = gnn_release,
     .forward_batch = gnn_forward_batch,
     .forward_multi = gnn_forward_multi,
+    .eval_reads = gnn_eval_reads,
 };
 
 PB_PLUGIN_WITH_OPTIONS(

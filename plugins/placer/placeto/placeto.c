@@ -342,6 +342,19 @@ static void placeto_run_free(placeto_run *r)
         free(bufs[i]);
 }
 
+/* Whether a step reads the simulation's peak memory: for the memory penalty, or when the
+ * embedding's node features do.  When nothing does, the simulator may skip its memory sweep. */
+static int placeto_reads_memory(const placeto_run *r)
+{
+    if (r->pl->rc.mem_penalty > 0)
+        return 1;
+    if (!r->has_features)
+        return 0; /* pb_placeto_features with the start time */
+    if (!placeto_emb_has(r->eops, offsetof(pb_embedding_ops, eval_reads)))
+        return 1;
+    return (r->eops->eval_reads(r->einst) & PB_EVAL_READS_PEAK_MEM) != 0;
+}
+
 static int placeto_alloc(placeto_run *r, pb_error *err)
 {
     size_t n = (size_t)r->n, s = (size_t)r->steps;
@@ -365,8 +378,10 @@ static int placeto_alloc(placeto_run *r, pb_error *err)
         !r->ret || !r->base || !r->peak || !r->starts)
         return pb_errorf(err, "out of memory (%d steps of %d nodes x %d features)", r->steps, r->n,
                          r->fdim);
-    r->ev = (pb_eval){
-        .struct_size = sizeof(pb_eval), .peak_mem_bytes = r->peak, .node_start_us = r->starts};
+    r->ev = (pb_eval){.struct_size = sizeof(pb_eval),
+                      .peak_mem_bytes = r->peak,
+                      .node_start_us = r->starts,
+                      .skip_memory = !placeto_reads_memory(r)};
     return PB_OK;
 }
 

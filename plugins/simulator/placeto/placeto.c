@@ -776,9 +776,12 @@ static void placeto_copy_transfers(const placeto_prepared *p, double *send, doub
 static int placeto_evaluate(void *prepared, const pb_strategy *s, pb_eval *out, pb_error *err)
 {
     placeto_prepared *p = prepared;
-    if (out->struct_size < sizeof(pb_eval))
+    if (!PB_EVAL_HAS(out, n_events))
         return pb_errorf(err, "placeto simulator: pb_eval of %zu bytes, need %zu", out->struct_size,
-                         sizeof(pb_eval));
+                         offsetof(pb_eval, n_events) + sizeof out->n_events);
+    /* The memory sweep runs over the whole run even when the events resumed (about as long as
+     * the events themselves): left out when the caller reads no memory. */
+    int memory = !(PB_EVAL_HAS(out, skip_memory) && out->skip_memory);
     double run_time = 0;
     if (placeto_begin(p, s, &run_time, err) != PB_OK)
         return PB_ERR;
@@ -787,14 +790,16 @@ static int placeto_evaluate(void *prepared, const pb_strategy *s, pb_eval *out, 
     if (p->n_ops > 0)
         memcpy(p->prev_dev, s->device, (size_t)p->n_ops * sizeof(int));
     p->have_prev = 1;
-    placeto_memory(p);
     out->step_time_us = run_time;
     out->n_events = n_events;
     out->feasible = 1;
-    for (int d = 0; d < p->n_devices; d++)
-        if (p->mem_limit[d] > 0 && p->peak[d] > p->mem_limit[d])
-            out->feasible = 0;
-    placeto_copy(out->peak_mem_bytes, p->peak, p->n_devices);
+    if (memory) {
+        placeto_memory(p);
+        for (int d = 0; d < p->n_devices; d++)
+            if (p->mem_limit[d] > 0 && p->peak[d] > p->mem_limit[d])
+                out->feasible = 0;
+        placeto_copy(out->peak_mem_bytes, p->peak, p->n_devices);
+    }
     placeto_copy(out->busy_us, p->busy, p->n_devices);
     placeto_copy(out->link_busy_us, p->link_busy, p->n_devices);
     placeto_copy(out->node_start_us, p->start, p->n_ops);

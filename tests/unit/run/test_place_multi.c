@@ -8,65 +8,29 @@
 
 #include <cmocka.h>
 
-#include "config/cluster.h"
-#include "data/gen/gen.h"
-#include "model/graph.h"
-#include "plugin/loader.h"
-#include "run/place.h"
+#include "place_fixture.h"
 
-#include <limits.h>
 #include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #define K 3
-#define MAX_POINTS 64
-
-/* What a run reports through the host: every curve point, in order. */
-typedef struct curve {
-    int n;
-    pb_progress p[MAX_POINTS];
-} curve;
-
-static void curve_add(void *ctx, const pb_progress *p)
-{
-    curve *c = ctx;
-    assert_true(c->n < MAX_POINTS);
-    c->p[c->n++] = *p;
-}
 
 typedef struct fixture {
-    loader *l;
-    pb_graph *g;
-    pb_cluster *cluster;
+    place_fixture base;
+    pb_graph *g; /* base.g */
     plan_plugin sim, placer, placer_batch2, emb, trav[K];
 } fixture;
 
 static void resolve(fixture *f, int kind, const char *name, int n, const char *const *kv,
                     plan_plugin *out)
 {
-    pb_error err = {{0}};
-    if (place_plugin_resolve(f->l, kind, name, kv, n, "test", out, &err))
-        fail_msg("%s: %s", name, err.msg);
+    place_fixture_resolve(&f->base, kind, name, n, kv, out);
 }
 
 static void fixture_open(fixture *f)
 {
     memset(f, 0, sizeof *f);
-    const char *build = getenv("PB_BUILD");
-    assert_non_null(build);
-    char dir[PATH_MAX];
-    snprintf(dir, sizeof dir, "%s/plugins", build);
-    const char *extra[1] = {dir};
-    pb_error err = {{0}};
-    f->l = loader_new(extra, 1, &err);
-    assert_non_null(f->l);
-    /* nmt graph 0 (192 groups): small enough for a sanitizer build, with fan-outs and joins. */
-    if (gen_graph(gen_family_find("nmt"), 1, 0, &f->g, &err))
-        fail_msg("%s", err.msg);
-    if (cluster_preset_seeded("placeto-k80", 5, 11, &f->cluster, &err))
-        fail_msg("%s", err.msg);
+    place_fixture_open(&f->base);
+    f->g = f->base.g;
     resolve(f, PB_KIND_SIMULATOR, "placeto", 0, NULL, &f->sim);
     resolve(f, PB_KIND_PLACER, "placeto", 0, NULL, &f->placer);
     const char *batch2[] = {"batch=2"};
@@ -85,9 +49,7 @@ static void fixture_close(fixture *f)
     place_plugin_free(&f->emb);
     for (int r = 0; r < K; r++)
         place_plugin_free(&f->trav[r]);
-    cluster_free(f->cluster);
-    graph_free(f->g);
-    loader_free(f->l);
+    place_fixture_close(&f->base);
 }
 
 /* Run r: its own seed and traversal order, 7 episodes (greedy 0 and 5, five updates). */
@@ -95,7 +57,7 @@ static place_request request(fixture *f, int r, curve *c, const plan_plugin *pla
 {
     c->n = 0;
     return (place_request){.graph = f->g,
-                           .cluster = f->cluster,
+                           .cluster = f->base.cluster,
                            .simulator = &f->sim,
                            .placer = placer,
                            .embedding = &f->emb,
