@@ -363,6 +363,22 @@ static void print_totals(const shape *v, int n)
     }
 }
 
+/* Over all shapes: how many each kernel computes with OpenBLAS's bits. */
+static void print_bits(const shape *v, int n)
+{
+    static const char *const name[V_COUNT] = {"openblas", "libxsmm", "fused"};
+    printf("\nShapes computed with OpenBLAS's bits:");
+    for (int a = V_XSMM; a < V_COUNT; a++) {
+        int run = 0, same = 0;
+        for (int i = 0; i < n; i++) {
+            run += v[i].same[a] >= 0;
+            same += v[i].same[a] == 1;
+        }
+        printf(" %s %d of %d;", name[a], same, run);
+    }
+    printf("\n");
+}
+
 int main(int argc, char **argv)
 {
     const char *file = NULL, *only = NULL;
@@ -407,6 +423,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < n; i++)
         measure(&v[i], budget, &rng);
     print_totals(v, n);
+    print_bits(v, n);
 
     printf("\nShapes by time in a run with the product's kernel (ns per call, GFLOP/s; = / ≠: "
            "OpenBLAS's bits or not):\n\n| graph | GEMM | m x n x k | calls | openblas | libxsmm "
