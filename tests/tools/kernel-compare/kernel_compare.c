@@ -4,7 +4,7 @@
  * (README, "Comparing the GEMM kernels with libxsmm").
  *
  * usage: kernel_compare SHAPES.txt [--graph NAME] [--top N] [--budget MS]
- * SHAPES.txt lines: graph path ta tb m n k beta count (tools/kernel-compare/shapes-8dev.txt). */
+ * SHAPES.txt lines: graph path ta tb m n k beta count (tests/tools/kernel-compare/shapes-8dev.txt). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
