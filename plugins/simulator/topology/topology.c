@@ -599,7 +599,14 @@ static int topo_barriers_close(topo_prepared *p, int n_tasks)
     return 0;
 }
 
-/* The tasks of compiled graph cg, their dependencies and the buffers they read and write. */
+/* The tasks of compiled graph cg, their dependencies and the buffers they read and write.
+ *
+ * A transfer inside a device reads and writes one buffer, the producer's, and its end changes
+ * no memory: the producer's end (which it waits for) allocated that buffer, and the consumer
+ * (which waits for it) still holds a reference, so its read would never be the last and its
+ * write finds the buffer allocated.  It gets neither, nor the reference its read would count:
+ * every free and allocation happens at the same pop as with them (half the events of DP on the
+ * zoo are such transfers). */
 static int topo_build(topo_prepared *p, const pb_compiled *cg, int *n_tasks, int *n_buffers)
 {
     int nd = p->nd, nt = 0;
@@ -628,10 +635,13 @@ static int topo_build(topo_prepared *p, const pb_compiled *cg, int *n_tasks, int
             if (created && topo_pair(&p->produce, p->main_task[u], from))
                 return -1;
             int to = topo_buffer_get(p, n_buffers, u, k, dv, bytes, &created);
+            p->buffers[to].refs++; /* the consumer's read */
+            if (topo_pair(&p->deps, p->main_task[u], t))
+                return -1;
+            if (link < 0) /* inside a device: see topo_build's comment */
+                continue;
             p->buffers[from].refs++;
-            p->buffers[to].refs++;
-            if (topo_pair(&p->deps, p->main_task[u], t) || topo_pair(&p->consume, t, from) ||
-                topo_pair(&p->produce, t, to))
+            if (topo_pair(&p->consume, t, from) || topo_pair(&p->produce, t, to))
                 return -1;
         }
         int t = nt++;
