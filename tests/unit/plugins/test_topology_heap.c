@@ -7,6 +7,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <math.h>
 #include <cmocka.h>
 
 #include "../../../plugins/simulator/topology/topology_heap.h"
@@ -140,10 +141,39 @@ static void test_layout(void **state)
     topo_heap_free(h);
 }
 
+/* The pop compares end times as integers (topo_key): for every time the simulator makes
+ * (+0, subnormals, any positive double, +inf) that order, ties included, is the doubles'. */
+static void test_integer_keys(void **state)
+{
+    (void)state;
+    static const double t[] = {0.0,
+                               4.9e-324,
+                               2.2e-308,
+                               1e-300,
+                               0.5,
+                               1.0,
+                               1.0000000000000002,
+                               3.0,
+                               5.7,
+                               25.0,
+                               1e15,
+                               9007199254740993.0,
+                               1e300,
+                               1.7976931348623157e308,
+                               INFINITY};
+    size_t n = sizeof t / sizeof t[0];
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < n; j++) {
+            topo_entry a = {t[i], 0}, b = {t[j], 1};
+            assert_int_equal(topo_key(&a) >= topo_key(&b), t[i] >= t[j]);
+            assert_int_equal(topo_key(&a) == topo_key(&b), t[i] == t[j]);
+        }
+}
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_spec_vector),
-                                       cmocka_unit_test(test_random_streams),
-                                       cmocka_unit_test(test_layout)};
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_spec_vector), cmocka_unit_test(test_random_streams),
+        cmocka_unit_test(test_layout), cmocka_unit_test(test_integer_keys)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
