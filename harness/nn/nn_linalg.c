@@ -46,7 +46,6 @@ void pb_nn_gemm(int trans_a, int trans_b, int m, int n, int k, float alpha, cons
 #define LINALG_GEMM_Q 320
 #define LINALG_GEMM_UNROLL 8
 #define LINALG_OWN_MAX_ROWS 4096 /* the rows checked (OpenBLAS's row blocks are far larger) */
-#define LINALG_OWN_MAX_BT 4096   /* floats of B^T copied for an NT product */
 
 static int linalg_own_rows(int m, int n, int k)
 {
@@ -82,31 +81,23 @@ static void linalg_own_acc(int ta, int m, int n, int k, const float *a, int lda,
     }
 }
 
-/* pb_nn_gemm, with the leading rows that the fused kernels compute with OpenBLAS's bits taken
- * by them when own != 0 (alpha 1, beta 0 or 1, not both operands transposed). */
+/* pb_nn_gemm, with the leading rows that the fused kernel computes with OpenBLAS's bits taken by
+ * it when own != 0.  Only weight-gradient products (A^T B, alpha 1, beta 0 or 1) more than 8
+ * columns wide: there the kernel is 1.2-3.8x faster than OpenBLAS; on A B and A B^T, and on
+ * narrower A^T B, it was slower (PB_BENCH_OWNGEMM=1 test_nn_owngemm). */
 static void linalg_gemm(int own, int trans_a, int trans_b, int m, int n, int k, float alpha,
                         const float *a, int lda, const float *b, int ldb, float beta, float *c,
                         int ldc)
 {
     int rows = 0;
-    if (own && openblas_get_num_threads() == 1 && alpha == 1.0f && (beta == 0.0f || beta == 1.0f) &&
-        !(trans_a && trans_b) && k > 0 && (!trans_b || (size_t)n * (size_t)k <= LINALG_OWN_MAX_BT))
+    if (own && openblas_get_num_threads() == 1 && trans_a && !trans_b && n > 8 && alpha == 1.0f &&
+        (beta == 0.0f || beta == 1.0f) && k > 0)
         rows = linalg_own_rows(m, n, k);
     if (rows > 0) {
-        float bt[LINALG_OWN_MAX_BT];
-        const float *bb = b;
-        int ldbb = ldb;
-        if (trans_b) { /* op(B) = B^T: the kernel reads rows of op(B) */
-            for (int r = 0; r < k; r++)
-                for (int j = 0; j < n; j++)
-                    bt[(size_t)r * n + j] = b[(size_t)j * (size_t)ldb + r];
-            bb = bt;
-            ldbb = n;
-        }
         if (beta == 0.0f) /* OpenBLAS clears C first, then adds the sums (a -0 sum gives +0) */
             for (int i = 0; i < rows; i++)
                 memset(c + (size_t)i * (size_t)ldc, 0, (size_t)n * sizeof(float));
-        linalg_own_acc(trans_a, rows, n, k, a, lda, bb, ldbb, c, ldc);
+        linalg_own_acc(trans_a, rows, n, k, a, lda, b, ldb, c, ldc);
     }
     if (rows < m) {
         const float *ar = trans_a ? a + rows : a + (size_t)rows * (size_t)lda;
@@ -131,19 +122,19 @@ static float linalg_probe_value(uint32_t *s)
 }
 
 /* Whether the fused kernels reproduce this OpenBLAS's sums as linalg_own_rows says: its Haswell
- * kernels (the core type checked by name), and products of each kind checked against it bit for
- * bit, with k blocks (a changed GEMM_Q, e.g. by OPENBLAS_BLOCK_FACTOR, fails) and a row tail. */
+ * kernels (the core type checked by name), and products checked against it bit for bit: weight
+ * gradients with k blocks (a changed GEMM_Q, e.g. by OPENBLAS_BLOCK_FACTOR, fails) and with
+ * four terms, and layers' forward products with a row remainder. */
 int nn_linalg_own_gemm_ok(void)
 {
     const char *core = openblas_get_corename();
-    if (!core || strcmp(core, "Haswell") != 0)
+    if (!core || strcmp(core, "Haswell") != 0 || openblas_get_num_threads() != 1)
         return 0;
-    static const int probes[][5] = {/* trans_a, trans_b, m, n, k */
-                                    {1, 0, 13, 13, 1000},
-                                    {0, 0, 29, 13, 13},
-                                    {0, 1, 24, 13, 13},
-                                    {0, 0, 14, 6, 700},
-                                    {1, 0, 104, 40, 4}};
+    static const int probes[][4] = {/* 1: C += A^T B (m x n, k terms); 0: a layer's forward */
+                                    {1, 13, 13, 1000},
+                                    {1, 104, 40, 4},
+                                    {0, 29, 13, 13},
+                                    {0, 14, 6, 300}};
     enum { AB = 13 * 1000, C = 104 * 40 }; /* the largest operand and product above */
     float *buf = malloc((size_t)(2 * AB + 2 * C) * sizeof(float));
     if (!buf)
@@ -152,17 +143,26 @@ int nn_linalg_own_gemm_ok(void)
     int ok = 1;
     uint32_t s = 21;
     for (size_t p = 0; ok && p < sizeof probes / sizeof probes[0]; p++) {
-        int ta = probes[p][0], tb = probes[p][1], m = probes[p][2], n = probes[p][3],
-            k = probes[p][4];
+        int grad = probes[p][0], m = probes[p][1], n = probes[p][2], k = probes[p][3];
         for (int i = 0; i < m * k; i++)
             a[i] = linalg_probe_value(&s);
         for (int i = 0; i < k * n; i++)
             b[i] = linalg_probe_value(&s);
         for (int i = 0; i < m * n; i++)
             c0[i] = c1[i] = linalg_probe_value(&s);
-        int lda = ta ? m : k, ldb = tb ? k : n;
-        pb_nn_gemm(ta, tb, m, n, k, 1.0f, a, lda, b, ldb, 1.0f, c0, n);
-        linalg_gemm(1, ta, tb, m, n, k, 1.0f, a, lda, b, ldb, 1.0f, c1, n);
+        if (grad) {
+            pb_nn_gemm(1, 0, m, n, k, 1.0f, a, m, b, n, 1.0f, c0, n);
+            linalg_gemm(1, 1, 0, m, n, k, 1.0f, a, m, b, n, 1.0f, c1, n);
+        } else { /* bias row c1[0..n), rows computed as pb_nn_linear would */
+            int own = linalg_own_rows(m, n, k);
+            for (int i = 1; i < m; i++)
+                memcpy(c0 + (size_t)i * n, c0, (size_t)n * sizeof(float));
+            pb_nn_gemm(0, 0, m, n, k, 1.0f, a, k, b, n, 1.0f, c0, n);
+            memcpy(c1 + (size_t)own * n, c0 + (size_t)own * n,
+                   (size_t)(m - own) * n * sizeof(float));
+            nn_fused_linear(nn_cpu_isa(), own, k, n, a, b, c1, 0, c1 + C / 2);
+            memcpy(c1, c1 + C / 2, (size_t)own * n * sizeof(float));
+        }
         ok = memcmp(c0, c1, (size_t)m * n * sizeof(float)) == 0;
     }
     free(buf);

@@ -307,6 +307,30 @@ static void bench_owngemm(void)
         printf("| %s%s | %d x %d x %d | %.0f | %.0f |\n", x[0] ? "T" : "N", x[1] ? "T" : "N", x[2],
                x[3], x[4], blas, own);
     }
+    static const int layers[][3] = {{192, 13, 13}, {768, 13, 13}, {264, 13, 13}, {2076, 13, 13}};
+    printf("\n| linear, bias, ReLU | n x in x out | OpenBLAS ns | fused ns |\n|---|--:|--:|--:|\n");
+    for (size_t s = 0; s < sizeof layers / sizeof layers[0]; s++) {
+        int n = layers[s][0], in = layers[s][1], out = layers[s][2];
+        double best[2] = {1e30, 1e30};
+        long reps = (long)(2e8 / (2.0 * n * in * out)) + 1;
+        for (int round = 0; round < 10; round++) {
+            int fused = round % 2;
+            double t0 = pb_clock_cpu();
+            for (long r = 0; r < reps; r++) {
+                if (fused) {
+                    nn_fused_linear(nn_cpu_isa(), n, in, out, g.a, g.b, g.c1, 1, g.c0);
+                    continue;
+                }
+                for (int i = 0; i < n; i++)
+                    memcpy(g.c0 + (size_t)i * out, g.c1, (size_t)out * sizeof(float));
+                pb_nn_gemm(0, 0, n, out, in, 1.0f, g.a, in, g.b, out, 1.0f, g.c0, out);
+                nn_elem_activate(PB_NN_ACT_RELU, g.c0, (size_t)n * out);
+            }
+            double dt = (pb_clock_cpu() - t0) / (double)reps;
+            best[fused] = dt < best[fused] ? dt : best[fused];
+        }
+        printf("| | %d x %d x %d | %.0f | %.0f |\n", n, in, out, best[0] * 1e9, best[1] * 1e9);
+    }
     grid_free(&g);
     pb_nn_tape_free(t);
 }
