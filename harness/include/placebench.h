@@ -27,7 +27,7 @@ extern "C" {
 #endif
 
 #define PB_ABI_MAJOR 1
-#define PB_ABI_MINOR 14
+#define PB_ABI_MINOR 16
 
 /*
  * ABI changelog (a minor version only adds; the harness still loads plugins of older minors):
@@ -72,6 +72,8 @@ extern "C" {
  *   1.14 Evaluations without memory accounting: pb_eval.skip_memory (the caller reads neither
  *        peak_mem_bytes nor feasible) and pb_embedding_ops.eval_reads (which parts of the last
  *        evaluation an embedding's features() reads), so a progressive placer can ask for it.
+ *   1.16 pb_nn_tape_gemm: pb_nn_gemm with the NN core's fused kernels where they give OpenBLAS's
+ *        bits (placeto-gnn's weight gradients).
  */
 #define PB_DESCRIPTOR_SYMBOL placebench_plugin
 #define PB_DESCRIPTOR_SYMBOL_NAME "placebench_plugin"

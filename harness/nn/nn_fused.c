@@ -68,7 +68,7 @@ nn_fused_tile_512(const int R, const int NB, int in, int out, const float *x, co
 {
     const __m512 zero = _mm512_setzero_ps();
     __mmask16 m[4];
-    __m512 acc[4][4];
+    __m512 acc[8][4];
 #pragma GCC unroll 16
     for (int q = 0; q < NB; q++)
         m[q] = nn_fused_mask16(out - j0 - 16 * q);
@@ -106,7 +106,8 @@ nn_fused_tile_512(const int R, const int NB, int in, int out, const float *x, co
     }
 }
 
-/* Tiles of four rows and up to four vectors (64 columns); the last rows one tile each. */
+/* Tiles of four rows and up to four vectors (64 columns), or of eight rows for 32 columns or
+ * fewer (at least eight chains to cover the FMA latency); the last rows one tile each. */
 __attribute__((target("avx512f"))) static void nn_fused_linear_512(int n, int in, int out,
                                                                    const float *x, const float *w,
                                                                    const float *b, int relu,
@@ -118,6 +119,12 @@ __attribute__((target("avx512f"))) static void nn_fused_linear_512(int n, int in
     for (int j0 = 0; j0 < out; j0 += 64) {
         int left = out - j0;
         int i = 0;
+        for (; left <= 32 && i + 2 * NN_FUSED_ROWS <= n; i += 2 * NN_FUSED_ROWS) {
+            if (left > 16)
+                NN_TILE(8, 2);
+            else
+                NN_TILE(8, 1);
+        }
         for (; i + NN_FUSED_ROWS <= n; i += NN_FUSED_ROWS) {
             if (left > 32)
                 NN_TILE(4, 4);
@@ -398,4 +405,237 @@ void nn_fused_input_grad(int isa, int n, int in, int out, const float *dz, const
 #endif
     (void)isa;
     nn_fused_xgrad_c(n, in, out, dz, w, dx);
+}
+
+/*
+ * C (m x n) += op(A) B over k terms (nn_fused_gemm_acc): each entry's sum starts at +0, takes
+ * A(i, r) B(r, j) for r = 0, 1, ..., k-1 with one fused multiply-add each, and is then added to
+ * C (one rounding).  A(i, r) is a[i lda + r] (trans_a = 0) or a[r lda + i] (trans_a = 1).  Tiles
+ * of up to R rows of C by NB vectors of columns keep R x NB independent chains in registers;
+ * each load of a row of B serves the R rows, the A entries are broadcast.
+ */
+static void nn_fused_acc_c(int ta, int m, int n, int k, const float *a, int lda, const float *b,
+                           int ldb, float *c, int ldc)
+{
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < n; j++) {
+            float acc = 0.0f;
+            for (int r = 0; r < k; r++) {
+                float av = ta ? a[(size_t)r * lda + i] : a[(size_t)i * lda + r];
+                acc = fmaf(av, b[(size_t)r * ldb + j], acc);
+            }
+            c[(size_t)i * ldc + j] += acc;
+        }
+}
+
+#if NN_FUSED_X86
+__attribute__((target("avx512f"), always_inline)) static inline void
+nn_fused_acc_tile_512(const int R, const int NB, int ta, int k, const float *a, int lda,
+                      const float *b, int ldb, float *c, int ldc, int cols)
+{
+    __mmask16 m[2];
+    __m512 acc[16][2];
+#pragma GCC unroll 16
+    for (int q = 0; q < NB; q++)
+        m[q] = nn_fused_mask16(cols - 16 * q);
+#pragma GCC unroll 16
+    for (int i = 0; i < R; i++) {
+#pragma GCC unroll 16
+        for (int q = 0; q < NB; q++)
+            acc[i][q] = _mm512_setzero_ps();
+    }
+    for (int r = 0; r < k; r++) {
+        const float *br = b + (size_t)r * ldb;
+        __m512 bq[2];
+#pragma GCC unroll 16
+        for (int q = 0; q < NB; q++)
+            bq[q] = _mm512_maskz_loadu_ps(m[q], br + 16 * q);
+#pragma GCC unroll 16
+        for (int i = 0; i < R; i++) {
+            __m512 av = _mm512_set1_ps(ta ? a[(size_t)r * lda + i] : a[(size_t)i * lda + r]);
+#pragma GCC unroll 16
+            for (int q = 0; q < NB; q++)
+                acc[i][q] = _mm512_fmadd_ps(av, bq[q], acc[i][q]);
+        }
+    }
+#pragma GCC unroll 16
+    for (int i = 0; i < R; i++) {
+#pragma GCC unroll 16
+        for (int q = 0; q < NB; q++) {
+            float *ci = c + (size_t)i * ldc + 16 * q;
+            _mm512_mask_storeu_ps(ci, m[q],
+                                  _mm512_add_ps(_mm512_maskz_loadu_ps(m[q], ci), acc[i][q]));
+        }
+    }
+}
+
+/* Column blocks of 32 (two vectors, up to 12 rows a tile) or, for the last 16 or fewer, one
+ * vector and up to 16 rows. */
+__attribute__((target("avx512f"))) static void nn_fused_acc_512(int ta, int m, int n, int k,
+                                                                const float *a, int lda,
+                                                                const float *b, int ldb, float *c,
+                                                                int ldc)
+{
+#define NN_ACC_TILE(R, NB)                                                                         \
+    case R:                                                                                        \
+        nn_fused_acc_tile_512(R, NB, ta, k, ai, lda, b + j0, ldb, c + (size_t)i0 * ldc + j0, ldc,  \
+                              cols);                                                               \
+        break
+    for (int j0 = 0; j0 < n; j0 += 32) {
+        int cols = n - j0 < 32 ? n - j0 : 32, wide = cols > 16, rmax = wide ? 12 : 16;
+        for (int i0 = 0; i0 < m; i0 += rmax) {
+            int rows = m - i0 < rmax ? m - i0 : rmax;
+            const float *ai = ta ? a + i0 : a + (size_t)i0 * lda;
+            if (wide) {
+                switch (rows) {
+                    NN_ACC_TILE(1, 2);
+                    NN_ACC_TILE(2, 2);
+                    NN_ACC_TILE(3, 2);
+                    NN_ACC_TILE(4, 2);
+                    NN_ACC_TILE(5, 2);
+                    NN_ACC_TILE(6, 2);
+                    NN_ACC_TILE(7, 2);
+                    NN_ACC_TILE(8, 2);
+                    NN_ACC_TILE(9, 2);
+                    NN_ACC_TILE(10, 2);
+                    NN_ACC_TILE(11, 2);
+                default:
+                    nn_fused_acc_tile_512(12, 2, ta, k, ai, lda, b + j0, ldb,
+                                          c + (size_t)i0 * ldc + j0, ldc, cols);
+                }
+            } else {
+                switch (rows) {
+                    NN_ACC_TILE(1, 1);
+                    NN_ACC_TILE(2, 1);
+                    NN_ACC_TILE(3, 1);
+                    NN_ACC_TILE(4, 1);
+                    NN_ACC_TILE(5, 1);
+                    NN_ACC_TILE(6, 1);
+                    NN_ACC_TILE(7, 1);
+                    NN_ACC_TILE(8, 1);
+                    NN_ACC_TILE(9, 1);
+                    NN_ACC_TILE(10, 1);
+                    NN_ACC_TILE(11, 1);
+                    NN_ACC_TILE(12, 1);
+                    NN_ACC_TILE(13, 1);
+                    NN_ACC_TILE(14, 1);
+                    NN_ACC_TILE(15, 1);
+                default:
+                    nn_fused_acc_tile_512(16, 1, ta, k, ai, lda, b + j0, ldb,
+                                          c + (size_t)i0 * ldc + j0, ldc, cols);
+                }
+            }
+        }
+    }
+#undef NN_ACC_TILE
+}
+
+__attribute__((target("avx2,fma"), always_inline)) static inline void
+nn_fused_acc_tile_256(const int R, const int NB, int ta, int k, const float *a, int lda,
+                      const float *b, int ldb, float *c, int ldc, int cols)
+{
+    __m256i m[2];
+    __m256 acc[12][2];
+#pragma GCC unroll 16
+    for (int q = 0; q < NB; q++)
+        m[q] = nn_fused_mask8(cols - 8 * q);
+#pragma GCC unroll 16
+    for (int i = 0; i < R; i++) {
+#pragma GCC unroll 16
+        for (int q = 0; q < NB; q++)
+            acc[i][q] = _mm256_setzero_ps();
+    }
+    for (int r = 0; r < k; r++) {
+        const float *br = b + (size_t)r * ldb;
+        __m256 bq[2];
+#pragma GCC unroll 16
+        for (int q = 0; q < NB; q++)
+            bq[q] = _mm256_maskload_ps(br + 8 * q, m[q]);
+#pragma GCC unroll 16
+        for (int i = 0; i < R; i++) {
+            __m256 av = _mm256_set1_ps(ta ? a[(size_t)r * lda + i] : a[(size_t)i * lda + r]);
+#pragma GCC unroll 16
+            for (int q = 0; q < NB; q++)
+                acc[i][q] = _mm256_fmadd_ps(av, bq[q], acc[i][q]);
+        }
+    }
+#pragma GCC unroll 16
+    for (int i = 0; i < R; i++) {
+#pragma GCC unroll 16
+        for (int q = 0; q < NB; q++) {
+            float *ci = c + (size_t)i * ldc + 8 * q;
+            _mm256_maskstore_ps(ci, m[q], _mm256_add_ps(_mm256_maskload_ps(ci, m[q]), acc[i][q]));
+        }
+    }
+}
+
+/* Column blocks of 16 (two vectors, up to 6 rows a tile) or, for the last 8 or fewer, one
+ * vector and up to 12 rows: at most 12 accumulators of the 16 registers. */
+__attribute__((target("avx2,fma"))) static void nn_fused_acc_256(int ta, int m, int n, int k,
+                                                                 const float *a, int lda,
+                                                                 const float *b, int ldb, float *c,
+                                                                 int ldc)
+{
+#define NN_ACC_TILE(R, NB)                                                                         \
+    case R:                                                                                        \
+        nn_fused_acc_tile_256(R, NB, ta, k, ai, lda, b + j0, ldb, c + (size_t)i0 * ldc + j0, ldc,  \
+                              cols);                                                               \
+        break
+    for (int j0 = 0; j0 < n; j0 += 16) {
+        int cols = n - j0 < 16 ? n - j0 : 16, wide = cols > 8, rmax = wide ? 6 : 12;
+        for (int i0 = 0; i0 < m; i0 += rmax) {
+            int rows = m - i0 < rmax ? m - i0 : rmax;
+            const float *ai = ta ? a + i0 : a + (size_t)i0 * lda;
+            if (wide) {
+                switch (rows) {
+                    NN_ACC_TILE(1, 2);
+                    NN_ACC_TILE(2, 2);
+                    NN_ACC_TILE(3, 2);
+                    NN_ACC_TILE(4, 2);
+                    NN_ACC_TILE(5, 2);
+                default:
+                    nn_fused_acc_tile_256(6, 2, ta, k, ai, lda, b + j0, ldb,
+                                          c + (size_t)i0 * ldc + j0, ldc, cols);
+                }
+            } else {
+                switch (rows) {
+                    NN_ACC_TILE(1, 1);
+                    NN_ACC_TILE(2, 1);
+                    NN_ACC_TILE(3, 1);
+                    NN_ACC_TILE(4, 1);
+                    NN_ACC_TILE(5, 1);
+                    NN_ACC_TILE(6, 1);
+                    NN_ACC_TILE(7, 1);
+                    NN_ACC_TILE(8, 1);
+                    NN_ACC_TILE(9, 1);
+                    NN_ACC_TILE(10, 1);
+                    NN_ACC_TILE(11, 1);
+                default:
+                    nn_fused_acc_tile_256(12, 1, ta, k, ai, lda, b + j0, ldb,
+                                          c + (size_t)i0 * ldc + j0, ldc, cols);
+                }
+            }
+        }
+    }
+#undef NN_ACC_TILE
+}
+#endif
+
+void nn_fused_gemm_acc(int isa, int trans_a, int m, int n, int k, const float *a, int lda,
+                       const float *b, int ldb, float *c, int ldc)
+{
+    if (m <= 0 || n <= 0 || k <= 0)
+        return;
+#if NN_FUSED_X86
+    if (isa >= NN_ISA_AVX512 && nn_cpu_isa() >= NN_ISA_AVX512) {
+        nn_fused_acc_512(trans_a, m, n, k, a, lda, b, ldb, c, ldc);
+        return;
+    }
+    if (isa >= NN_ISA_AVX2 && nn_cpu_isa() >= NN_ISA_AVX2) {
+        nn_fused_acc_256(trans_a, m, n, k, a, lda, b, ldb, c, ldc);
+        return;
+    }
+#endif
+    (void)isa;
+    nn_fused_acc_c(trans_a, m, n, k, a, lda, b, ldb, c, ldc);
 }

@@ -103,6 +103,7 @@ struct pb_nn_tape {
     char msg[sizeof(((pb_error *)0)->msg)];
     nn_transposed *transposed; /* on the data arena; emptied by pb_nn_tape_reset */
     unsigned long passes;      /* backward passes run */
+    int own_gemm; /* the fused kernels give this OpenBLAS's bits (nn_linalg_own_gemm_ok) */
 };
 
 /* The widest vector instruction set of this processor, asked at run time (nn_cpu.c); the
@@ -147,6 +148,15 @@ void nn_fused_weight_grad_rows(int isa, int n, int in, int out, const float *x, 
                                float *dw, const int *is, int ni);
 void nn_fused_input_grad(int isa, int n, int in, int out, const float *dz, const float *w,
                          float *dx);
+/* C (m x n, ldc) += op(A) B over k terms (nn_fused.c), op(A) = A (m x k, lda) or, trans_a != 0,
+ * A^T (A k x m); B k x n (ldb): each entry's sum from +0 by fused multiply-adds in order of the
+ * terms, then added to C.  The same bits for every isa; tiles of up to 16 rows x 16 columns
+ * (AVX-512) keep the sums in registers. */
+void nn_fused_gemm_acc(int isa, int trans_a, int m, int n, int k, const float *a, int lda,
+                       const float *b, int ldb, float *c, int ldc);
+/* Whether the fused kernels, cut as nn_linalg.c describes, give the loaded OpenBLAS's bits
+ * (its Haswell kernels, checked on a few products); pb_nn_tape_new asks once per tape. */
+int nn_linalg_own_gemm_ok(void);
 
 /* Reproducible fast activations (nn_fastmath.c): the same bits with every isa (the widest of
  * isa and what the processor has runs), exp within 1 ulp of the correctly rounded value on

@@ -1,14 +1,17 @@
-/* nn_linalg.c — GEMM through OpenBLAS, matmul, linear (fused bias and activation; the fused
- * kernels of nn_fused.c for a few rows), transpose. */
+/* nn_linalg.c — GEMM through OpenBLAS or, where they give its bits, the fused kernels of
+ * nn_fused.c; matmul, linear (fused bias and activation), transpose. */
 #include "nn_internal.h"
 
 #include <cblas.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Every product goes to OpenBLAS, however small: 0.3.21 has small-matrix kernels (measured on
  * the AVX-512 benchmark machine: 28 ns for a 1x13 row times 13x13, 99 ns for 16x16x16, against
  * 49 ns and 674 ns for a vectorised loop), and on cores without them (OPENBLAS_CORETYPE=Haswell)
- * a loop would win by at most ~50 ns on the tiniest products. */
+ * a loop would win by at most ~50 ns on the tiniest products.  pb_nn_tape_gemm and the tape's
+ * own ops take the fused kernels instead where those give OpenBLAS's bits (below). */
 void pb_nn_gemm(int trans_a, int trans_b, int m, int n, int k, float alpha, const float *a, int lda,
                 const float *b, int ldb, float beta, float *c, int ldc)
 {
@@ -24,6 +27,146 @@ void pb_nn_gemm(int trans_a, int trans_b, int m, int n, int k, float alpha, cons
     }
     cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
                 trans_b ? CblasTrans : CblasNoTrans, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+/*
+ * Where OpenBLAS 0.3.21's Haswell sgemm (OPENBLAS_CORETYPE=Haswell, the project's environment)
+ * sums in the fused kernels' order, measured on a grid of shapes (README, "Placeto: OpenBLAS's
+ * order in the own kernels"; test_nn_owngemm asserts it).  For C (m x n) += op(A) op(B) over k
+ * row-major, OpenBLAS's level-3 driver cuts k into blocks of GEMM_Q = 320 (a rest between 320
+ * and 640 into two halves rounded up to 8), and per block its kernel sums each entry from +0 by
+ * FMAs in order and adds the sum to C.  Its micro-tiles are 12 rows of C wide (then 4, 2, 1);
+ * the 4-row tiles, and everything once n >= 16, sum in other orders, except where k <= 7 or n
+ * <= 7.  So the own kernels give its bits on all m rows when k <= 7 or n <= 7 or m <= 3, on the
+ * rows before the last m % 12 when n <= 15 (all of them when m % 12 <= 3), and OpenBLAS called
+ * on the remaining rows alone computes them as in the whole call.  All of this for one OpenBLAS
+ * thread, as runs use it (place.c): with more, OpenBLAS splits large products among its threads
+ * and its bits change with their number, so the fused kernels are not taken.
+ */
+#define LINALG_GEMM_Q 320
+#define LINALG_GEMM_UNROLL 8
+#define LINALG_OWN_MAX_ROWS 4096 /* the rows checked (OpenBLAS's row blocks are far larger) */
+
+static int linalg_own_rows(int m, int n, int k)
+{
+    if (m > LINALG_OWN_MAX_ROWS)
+        return 0;
+    if (k <= 7 || n <= 7 || m <= 3)
+        return m;
+    if (n <= 15)
+        return m - (m % 12 <= 3 ? 0 : m % 12);
+    return 0;
+}
+
+/* The size of the next block of k that OpenBLAS's driver takes, `left` terms being left. */
+static int linalg_k_block(int left)
+{
+    if (left >= 2 * LINALG_GEMM_Q)
+        return LINALG_GEMM_Q;
+    if (left > LINALG_GEMM_Q)
+        return (left / 2 + LINALG_GEMM_UNROLL - 1) / LINALG_GEMM_UNROLL * LINALG_GEMM_UNROLL;
+    return left;
+}
+
+/* C (m x n) += op(A) B with the fused kernel, block by block of k as OpenBLAS's driver. */
+static void linalg_own_acc(int ta, int m, int n, int k, const float *a, int lda, const float *b,
+                           int ldb, float *c, int ldc)
+{
+    int isa = nn_cpu_isa();
+    for (int k0 = 0; k0 < k;) {
+        int kb = linalg_k_block(k - k0);
+        const float *ak = ta ? a + (size_t)k0 * (size_t)lda : a + k0;
+        nn_fused_gemm_acc(isa, ta, m, n, kb, ak, lda, b + (size_t)k0 * (size_t)ldb, ldb, c, ldc);
+        k0 += kb;
+    }
+}
+
+/* pb_nn_gemm, with the leading rows that the fused kernel computes with OpenBLAS's bits taken by
+ * it when own != 0.  Only weight-gradient products (A^T B, alpha 1, beta 0 or 1) more than 8
+ * columns wide: there the kernel is 1.2-3.8x faster than OpenBLAS; on A B and A B^T, and on
+ * narrower A^T B, it was slower (PB_BENCH_OWNGEMM=1 test_nn_owngemm). */
+static void linalg_gemm(int own, int trans_a, int trans_b, int m, int n, int k, float alpha,
+                        const float *a, int lda, const float *b, int ldb, float beta, float *c,
+                        int ldc)
+{
+    int rows = 0;
+    if (own && openblas_get_num_threads() == 1 && trans_a && !trans_b && n > 8 && alpha == 1.0f &&
+        (beta == 0.0f || beta == 1.0f) && k > 0)
+        rows = linalg_own_rows(m, n, k);
+    if (rows > 0) {
+        if (beta == 0.0f) /* OpenBLAS clears C first, then adds the sums (a -0 sum gives +0) */
+            for (int i = 0; i < rows; i++)
+                memset(c + (size_t)i * (size_t)ldc, 0, (size_t)n * sizeof(float));
+        linalg_own_acc(trans_a, rows, n, k, a, lda, b, ldb, c, ldc);
+    }
+    if (rows < m) {
+        const float *ar = trans_a ? a + rows : a + (size_t)rows * (size_t)lda;
+        pb_nn_gemm(trans_a, trans_b, m - rows, n, k, alpha, ar, lda, b, ldb, beta,
+                   c + (size_t)rows * (size_t)ldc, ldc);
+    }
+}
+
+void pb_nn_tape_gemm(const pb_nn_tape *t, int trans_a, int trans_b, int m, int n, int k,
+                     float alpha, const float *a, int lda, const float *b, int ldb, float beta,
+                     float *c, int ldc)
+{
+    linalg_gemm(t && t->own_gemm, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+/* A deterministic pseudo-random float in [-1, 1) with a few binades of spread. */
+static float linalg_probe_value(uint32_t *s)
+{
+    *s = *s * 1103515245u + 12345u;
+    float u = (float)((*s >> 8) & 0xffff) / 32768.0f - 1.0f;
+    return u * (float)(1u << ((*s >> 3) % 5)) / 4.0f;
+}
+
+/* Whether the fused kernels reproduce this OpenBLAS's sums as linalg_own_rows says: its Haswell
+ * kernels (the core type checked by name), and products checked against it bit for bit: weight
+ * gradients with k blocks (a changed GEMM_Q, e.g. by OPENBLAS_BLOCK_FACTOR, fails) and with
+ * four terms, and layers' forward products with a row remainder. */
+int nn_linalg_own_gemm_ok(void)
+{
+    const char *core = openblas_get_corename();
+    if (!core || strcmp(core, "Haswell") != 0 || openblas_get_num_threads() != 1)
+        return 0;
+    static const int probes[][4] = {/* 1: C += A^T B (m x n, k terms); 0: a layer's forward */
+                                    {1, 13, 13, 1000},
+                                    {1, 104, 40, 4},
+                                    {0, 29, 13, 13},
+                                    {0, 14, 6, 300}};
+    enum { AB = 13 * 1000, C = 104 * 40 }; /* the largest operand and product above */
+    float *buf = malloc((size_t)(2 * AB + 2 * C) * sizeof(float));
+    if (!buf)
+        return 0;
+    float *a = buf, *b = a + AB, *c0 = b + AB, *c1 = c0 + C;
+    int ok = 1;
+    uint32_t s = 21;
+    for (size_t p = 0; ok && p < sizeof probes / sizeof probes[0]; p++) {
+        int grad = probes[p][0], m = probes[p][1], n = probes[p][2], k = probes[p][3];
+        for (int i = 0; i < m * k; i++)
+            a[i] = linalg_probe_value(&s);
+        for (int i = 0; i < k * n; i++)
+            b[i] = linalg_probe_value(&s);
+        for (int i = 0; i < m * n; i++)
+            c0[i] = c1[i] = linalg_probe_value(&s);
+        if (grad) {
+            pb_nn_gemm(1, 0, m, n, k, 1.0f, a, m, b, n, 1.0f, c0, n);
+            linalg_gemm(1, 1, 0, m, n, k, 1.0f, a, m, b, n, 1.0f, c1, n);
+        } else { /* bias row c1[0..n), rows computed as pb_nn_linear would */
+            int own = linalg_own_rows(m, n, k);
+            for (int i = 1; i < m; i++)
+                memcpy(c0 + (size_t)i * n, c0, (size_t)n * sizeof(float));
+            pb_nn_gemm(0, 0, m, n, k, 1.0f, a, k, b, n, 1.0f, c0, n);
+            memcpy(c1 + (size_t)own * n, c0 + (size_t)own * n,
+                   (size_t)(m - own) * n * sizeof(float));
+            nn_fused_linear(nn_cpu_isa(), own, k, n, a, b, c1, 0, c1 + C / 2);
+            memcpy(c1, c1 + C / 2, (size_t)own * n * sizeof(float));
+        }
+        ok = memcmp(c0, c1, (size_t)m * n * sizeof(float)) == 0;
+    }
+    free(buf);
+    return ok;
 }
 
 /* C = op(A) op(B), op(A) m x k, op(B) k x n: dA and dB by the transposed products. */
@@ -97,12 +240,23 @@ static void linalg_linear_backward(const nn_record *r)
         for (int i = 0; i < n; i++)
             for (int j = 0; j < out; j++)
                 b->grad[j] += dz[(size_t)i * (size_t)out + (size_t)j];
-    /* OpenBLAS even for few rows: the fused gradient kernels of nn_fused.c give the same bits
-     * but were no faster on any of the placers' shapes (test_nn_fused's timings). */
+    /* OpenBLAS, or where they give its bits (r->i[1]: the tape's own_gemm) the fused kernels. */
     if (w->grad)
-        pb_nn_gemm(1, 0, in, out, n, 1.0f, x->data, in, dz, out, 1.0f, w->grad, out);
+        linalg_gemm(r->i[1], 1, 0, in, out, n, 1.0f, x->data, in, dz, out, 1.0f, w->grad, out);
     if (x->grad)
-        pb_nn_gemm(0, 1, n, in, out, 1.0f, dz, out, w->data, out, 1.0f, x->grad, in);
+        linalg_gemm(r->i[1], 0, 1, n, in, out, 1.0f, dz, out, w->data, out, 1.0f, x->grad, in);
+}
+
+/* Leading rows of a linear layer's product the fused kernel computes: 1-3 rows (any core type:
+ * the project's arithmetic since the fused kernels came), or where it gives this OpenBLAS's
+ * bits (k within one block of OpenBLAS's driver: the kernel adds the bias after the sum). */
+static int linalg_linear_own_rows(const pb_nn_tape *t, int n, int in, int out, int act)
+{
+    if (n <= NN_FUSED_MAX_ROWS && act <= PB_NN_ACT_RELU)
+        return n;
+    if (!t->own_gemm || in > LINALG_GEMM_Q)
+        return 0;
+    return linalg_own_rows(n, out, in);
 }
 
 pb_nn_tensor *pb_nn_linear(pb_nn_tape *t, pb_nn_tensor *x, pb_nn_tensor *w, pb_nn_tensor *b,
@@ -122,16 +276,22 @@ pb_nn_tensor *pb_nn_linear(pb_nn_tape *t, pb_nn_tensor *x, pb_nn_tensor *w, pb_n
     pb_nn_tensor *y = nn_tape_tensor(t, x->rows, w->cols, grad);
     if (!y)
         return NULL;
-    int n = x->rows, out = w->cols;
-    if (n <= NN_FUSED_MAX_ROWS && act <= PB_NN_ACT_RELU) {
-        nn_fused_linear(nn_cpu_isa(), n, x->cols, out, x->data, w->data, b ? b->data : NULL,
-                        act == PB_NN_ACT_RELU, y->data);
-    } else {
-        for (int i = 0; b && i < n; i++)
-            memcpy(y->data + (size_t)i * (size_t)out, b->data, (size_t)out * sizeof(float));
-        pb_nn_gemm(0, 0, n, out, x->cols, 1.0f, x->data, x->cols, w->data, out, b ? 1.0f : 0.0f,
-                   y->data, out);
-        nn_elem_activate(act, y->data, nn_numel(y));
+    int n = x->rows, out = w->cols, in = x->cols;
+    int own = linalg_linear_own_rows(t, n, in, out, act);
+    if (own > 0) {
+        int relu = act == PB_NN_ACT_RELU;
+        nn_fused_linear(nn_cpu_isa(), own, in, out, x->data, w->data, b ? b->data : NULL, relu,
+                        y->data);
+        if (!relu)
+            nn_elem_activate(act, y->data, (size_t)own * (size_t)out);
+    }
+    if (own < n) { /* OpenBLAS on the other rows: bias rows, the product onto them, activation */
+        float *yr = y->data + (size_t)own * (size_t)out;
+        for (int i = 0; b && i < n - own; i++)
+            memcpy(yr + (size_t)i * (size_t)out, b->data, (size_t)out * sizeof(float));
+        pb_nn_gemm(0, 0, n - own, out, in, 1.0f, x->data + (size_t)own * (size_t)in, in, w->data,
+                   out, b ? 1.0f : 0.0f, yr, out);
+        nn_elem_activate(act, yr, (size_t)(n - own) * (size_t)out);
     }
     double flop = 2.0 * n * out * x->cols;
     t->flop += flop;
@@ -145,6 +305,7 @@ pb_nn_tensor *pb_nn_linear(pb_nn_tape *t, pb_nn_tensor *x, pb_nn_tensor *w, pb_n
         r->in[1] = w;
         r->in[2] = b;
         r->i[0] = act;
+        r->i[1] = t->own_gemm;
         r->tmp = tmp;
     }
     return y;

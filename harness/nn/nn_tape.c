@@ -84,8 +84,10 @@ static void tape_arena_zero(nn_arena *a)
 pb_nn_tape *pb_nn_tape_new(void)
 {
     pb_nn_tape *t = calloc(1, sizeof *t);
-    if (t)
+    if (t) {
         t->record_grad = 1;
+        t->own_gemm = nn_linalg_own_gemm_ok();
+    }
     return t;
 }
 

@@ -376,15 +376,16 @@ static void messenger_pass_backward(messenger_ctx *c)
     MESSENGER_DISPATCH(messenger_pass_backward_nv, c);
 }
 
-/* dW += in^T.dz and db += column sums of dz over all rows, for every layer of net. */
-static void messenger_net_weight_grads(const messenger_net *m, const float *in, float *const *act,
-                                       float *const *dz, int rows, int d, int p)
+/* dW += in^T.dz and db += column sums of dz over all rows, for every layer of net; the products
+ * with tape t's kernels (the fused ones where they give OpenBLAS's bits: d x d x rows). */
+static void messenger_net_weight_grads(const pb_nn_tape *t, const messenger_net *m, const float *in,
+                                       float *const *act, float *const *dz, int rows, int d, int p)
 {
     for (int l = 0; l < m->n_layers; l++) {
         const float *x = l == 0 ? in : act[l - 1];
         const messenger_layer *ly = &m->layer[l];
         if (ly->wp->grad)
-            pb_nn_gemm(1, 0, d, d, rows, 1.0f, x, p, dz[l], p, 1.0f, ly->wp->grad, d);
+            pb_nn_tape_gemm(t, 1, 0, d, d, rows, 1.0f, x, p, dz[l], p, 1.0f, ly->wp->grad, d);
         if (ly->bp->grad) {
             float *g = ly->bp->grad;
             for (int r = 0; r < rows; r++) {
@@ -432,8 +433,8 @@ static void messenger_backward(void *vctx, const pb_nn_tensor *out, pb_nn_tensor
         }
     for (int k = 0; k < 2; k++) {
         messenger_side *sd = &c->side[k];
-        messenger_net_weight_grads(&sd->f, sd->h, sd->fact, sd->dzf, rows, d, p);
-        messenger_net_weight_grads(&sd->g, sd->agg, sd->gact, sd->dzg, rows, d, p);
+        messenger_net_weight_grads(c->tape, &sd->f, sd->h, sd->fact, sd->dzf, rows, d, p);
+        messenger_net_weight_grads(c->tape, &sd->g, sd->agg, sd->gact, sd->dzg, rows, d, p);
     }
 }
 
