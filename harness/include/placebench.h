@@ -27,7 +27,7 @@ extern "C" {
 #endif
 
 #define PB_ABI_MAJOR 1
-#define PB_ABI_MINOR 16
+#define PB_ABI_MINOR 15
 
 /*
  * ABI changelog (a minor version only adds; the harness still loads plugins of older minors):
@@ -72,7 +72,7 @@ extern "C" {
  *   1.14 Evaluations without memory accounting: pb_eval.skip_memory (the caller reads neither
  *        peak_mem_bytes nor feasible) and pb_embedding_ops.eval_reads (which parts of the last
  *        evaluation an embedding's features() reads), so a progressive placer can ask for it.
- *   1.16 pb_nn_tape_gemm: pb_nn_gemm with the NN core's fused kernels where they give OpenBLAS's
+ *   1.15 pb_nn_tape_gemm: pb_nn_gemm with the NN core's fused kernels where they give OpenBLAS's
  *        bits (placeto-gnn's weight gradients).
  */
 #define PB_DESCRIPTOR_SYMBOL placebench_plugin

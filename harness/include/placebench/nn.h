@@ -218,7 +218,7 @@ void *pb_nn_alloc(pb_nn_tape *t, size_t n);
  * trans_* != 0), for fused ops: the one GEMM of the core, so plugins need no BLAS of their own. */
 void pb_nn_gemm(int trans_a, int trans_b, int m, int n, int k, float alpha, const float *a, int lda,
                 const float *b, int ldb, float beta, float *c, int ldc);
-/* pb_nn_gemm with the kernels tape t uses for its own ops (ABI 1.16): the NN core's fused kernels
+/* pb_nn_gemm with the kernels tape t uses for its own ops (ABI 1.15): the NN core's fused kernels
  * on the products (or leading rows of them) where they give the loaded OpenBLAS's bits, OpenBLAS
  * elsewhere; the same results as pb_nn_gemm, faster on narrow products.  t may be NULL
  * (pb_nn_gemm) and is only read. */
