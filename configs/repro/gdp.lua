@@ -67,7 +67,7 @@ return experiment {
     -- crosses its graphs with its device counts); run the three, then
     --   placebench merge results/gdp-table1.db results/gdp-table1-{2,4,8}gpu.db
     --   placebench report results/gdp-table1.db --tables gdp
-    -- About 2.2 h at -j 2 on an idle 2-core machine, by REPRODUCE.md's estimate.
+    -- 2 h 10 min at -j 2 on this 2-core machine, measured (REPRODUCE.md, "GDP, Table 1 in full").
     ["table1-2gpu"] = {
       datasets = { "datasets/zoo/rnnlm-2l.json", "datasets/zoo/gnmt-2l.json",
                    "datasets/zoo/transformer-xl-2l.json", "datasets/zoo/inceptionv3-gdp.json",
