@@ -3,6 +3,7 @@
 #include "nn_internal.h"
 
 #include <cblas.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,10 +126,10 @@ static float linalg_probe_value(uint32_t *s)
  * kernels (the core type checked by name), and products checked against it bit for bit: weight
  * gradients with k blocks (a changed GEMM_Q, e.g. by OPENBLAS_BLOCK_FACTOR, fails) and with
  * four terms, and layers' forward products with a row remainder. */
-int nn_linalg_own_gemm_ok(void)
+static int linalg_probe_own_gemm(void)
 {
     const char *core = openblas_get_corename();
-    if (!core || strcmp(core, "Haswell") != 0 || openblas_get_num_threads() != 1)
+    if (!core || strcmp(core, "Haswell") != 0)
         return 0;
     static const int probes[][4] = {/* 1: C += A^T B (m x n, k terms); 0: a layer's forward */
                                     {1, 13, 13, 1000},
@@ -166,6 +167,21 @@ int nn_linalg_own_gemm_ok(void)
         ok = memcmp(c0, c1, (size_t)m * n * sizeof(float)) == 0;
     }
     free(buf);
+    return ok;
+}
+
+/* The probe's answer does not change within a process (the loaded OpenBLAS and its block sizes
+ * are fixed), so it runs once; the thread count can change, so it is asked on every call. */
+int nn_linalg_own_gemm_ok(void)
+{
+    static atomic_int known = -1; /* -1 not probed yet, else the probe's answer */
+    if (openblas_get_num_threads() != 1)
+        return 0;
+    int ok = atomic_load(&known);
+    if (ok < 0) {
+        ok = linalg_probe_own_gemm();
+        atomic_store(&known, ok);
+    }
     return ok;
 }
 
