@@ -4,6 +4,7 @@
 #include "placebench.h"
 #include "topology_heap.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -63,18 +64,32 @@ typedef struct topo_opts {
     int barriers; /* control waits on several tasks through one shared counter */
 } topo_opts;
 
-/* A task of one evaluation: what the event loop reads and writes, in 32 bytes (two tasks per
- * cache line: the loop visits tasks in no order the cache can guess).  It ends at start + dur,
- * the sum every end time (heap, device and link free times) is computed as. */
+/* A task of one evaluation.  It ends at p->start[t] + dur, the sum every end time (heap, device
+ * and link free times) is computed as. */
 typedef struct topo_task {
-    double dur;   /* COMPUTE: the cost; TRANSFER: floor(bytes / bandwidth) + latency, 0 inside a
-                     device; COLLECTIVE: the instance's time, set when the instance starts */
-    double start; /* set when the task takes its slot */
+    double dur; /* COMPUTE: the cost; TRANSFER: floor(bytes / bandwidth) + latency, 0 inside a
+                   device; COLLECTIVE: the instance's time, set when the instance starts */
     int kind;
     int resource; /* device (COMPUTE, COLLECTIVE) or link (TRANSFER; -1 inside a device) */
     int node;     /* the compiled node (for a transfer: the producer of the tensor) */
     int after;    /* what its end does: p->after[after ..] (see topo_after) */
 } topo_task;
+
+/* What taking a slot reads of task `id` (topo_start), in 24 bytes.  A copy follows each task
+ * the task waits on, in the block of p->after that task's end reads (topo_after), so that the
+ * event loop starts a released task without a miss on a record elsewhere.  A barrier's entry in
+ * such a block has an id >= the number of tasks and nothing else. */
+typedef struct topo_launch {
+    double dur; /* tasks[id].dur (a collective's is set when its instance starts) */
+    int id;
+    int after;    /* tasks[id].after */
+    int resource; /* tasks[id].resource */
+    int op;       /* TOPO_COMPUTE, TOPO_TRANSFER, or TOPO_COLLECTIVE + the instance */
+} topo_launch;
+
+/* The ints a launch record takes in a block of p->after. */
+enum { TOPO_LAUNCH_INTS = (int)(sizeof(topo_launch) / sizeof(int)) };
+_Static_assert(sizeof(topo_launch) == 24, "a launch record is 6 ints");
 
 /* What the event loop does not read of a task. */
 typedef struct topo_task_info {
@@ -96,9 +111,9 @@ typedef struct topo_buffer_key {
     int next; /* the node's next buffer, -1 */
 } topo_buffer_key;
 
-static inline double topo_end(const topo_task *x)
+static inline double topo_end(const double *start, const topo_task *tasks, int t)
 {
-    return x->start + x->dur;
+    return start[t] + tasks[t].dur;
 }
 
 /* A growable list of (a, b) pairs turned into CSR lists of b per a, in insertion order. */
@@ -121,9 +136,12 @@ typedef struct topo_prepared {
 
     /* Scratch, grown to the largest evaluation. */
     int cap_tasks, cap_nodes, cap_buffers, cap_coll; /* entries allocated */
-    topo_task *tasks;     /* [cap_tasks], one more than the tasks: the last mem's end */
-    topo_task_info *info; /* [cap_tasks] */
-    int *waiting, *fifo, *main_task;
+    topo_task *tasks;                                /* [cap_tasks] */
+    topo_launch *launch;                             /* [cap_tasks] each task's launch record */
+    double *start;                                   /* [cap_tasks] when each task took its slot */
+    topo_task_info *info;                            /* [cap_tasks] */
+    const topo_launch **fifo; /* [cap_tasks] the tasks ready, in the order they take slots */
+    int *waiting, *main_task;
     topo_entry *heap;
     topo_buffer *buffers, *buffers0; /* [cap_buffers] now; as each evaluation starts */
     topo_buffer_key *keys;           /* [cap_buffers] */
@@ -334,6 +352,8 @@ static void topo_release(void *prepared)
     free(p->mem_cap);
     free(p->price_us);
     free(p->tasks);
+    free(p->launch);
+    free(p->start);
     free(p->waiting);
     free(p->fifo);
     free(p->main_task);
@@ -481,10 +501,12 @@ static int topo_reserve(topo_prepared *p, const pb_compiled *cg)
     if (tasks > p->cap_tasks) {
         int cap = 2 * tasks;
         if (topo_realloc(&p->tasks, cap, sizeof(topo_task)) ||
+            topo_realloc(&p->launch, cap, sizeof(topo_launch)) ||
+            topo_realloc(&p->start, cap, sizeof(double)) ||
             topo_realloc(&p->info, cap, sizeof(topo_task_info)) ||
             topo_realloc(&p->waiting, cap, sizeof(int)) ||
             topo_realloc(&p->waiting0, cap, sizeof(int)) ||
-            topo_realloc(&p->fifo, cap, sizeof(int)))
+            topo_realloc(&p->fifo, cap, sizeof(const topo_launch *)))
             return -1;
         topo_heap_free(p->heap); /* empty between evaluations: nothing to keep */
         if (!(p->heap = topo_heap_alloc((size_t)cap)))
@@ -629,7 +651,7 @@ static int topo_build(topo_prepared *p, const pb_compiled *cg, int *n_tasks, int
             int link = du == dv ? -1 : p->link_of[du * nd + dv], pair = du * nd + dv;
             double dur =
                 link < 0 ? 0 : floor(bytes / p->c->link_bandwidth[pair]) + p->c->link_latency[pair];
-            p->tasks[t] = (topo_task){dur, 0, TOPO_TRANSFER, link, u, 0};
+            p->tasks[t] = (topo_task){dur, TOPO_TRANSFER, link, u, 0};
             p->info[t] = (topo_task_info){du, dv, bytes};
             int from = topo_buffer_get(p, n_buffers, u, k, du, bytes, &created);
             if (created && topo_pair(&p->produce, p->main_task[u], from))
@@ -648,7 +670,7 @@ static int topo_build(topo_prepared *p, const pb_compiled *cg, int *n_tasks, int
         int coll = cg->kind[v] == PB_CNODE_ALLREDUCE;
         double amount = coll ? cg->in_bytes[cg->in_start[v]] : cg->cost_us[v];
         p->tasks[t] =
-            (topo_task){coll ? 0 : amount, 0, coll ? TOPO_COLLECTIVE : TOPO_COMPUTE, dv, v, 0};
+            (topo_task){coll ? 0 : amount, coll ? TOPO_COLLECTIVE : TOPO_COMPUTE, dv, v, 0};
         p->info[t] = (topo_task_info){dv, dv, amount};
         p->main_task[v] = t;
         if (topo_control_waits(p, cg, v, t, waits))
@@ -671,26 +693,51 @@ static int topo_build(topo_prepared *p, const pb_compiled *cg, int *n_tasks, int
 /* What the end of each task does, in one block of p->after from tasks[t].after (a finished
  * task's heap entry carries it, so that the event loop reads one place): the number m of memory
  * operations, the number k of dependents, the m operations (the buffers the task frees, as 2 b,
- * then those it allocates, as 2 b + 1, each in the order built), the k dependents (deps). */
-static int topo_after(topo_prepared *p, int n_tasks)
+ * then those it allocates, as 2 b + 1, each in the order built), then from the next even int
+ * the launch records of the k dependents (deps, in their order).  Blocks start at even ints, so
+ * the records are 8-byte aligned (p->after is malloc's).  Fills p->launch on the way. */
+static int topo_after(topo_prepared *p, const pb_compiled *cg, int n_tasks)
 {
-    int need = 2 * n_tasks + p->consume.n + p->produce.n + p->deps.start[n_tasks];
-    if (topo_grow(&p->after, &p->cap_after, need > 0 ? need : 1, sizeof(int)))
-        return -1;
-    int at = 0, *a = p->after;
+    const int *cs = p->consume.start, *ps = p->produce.start, *ds = p->deps.start;
+    long long need = 0;
     for (int t = 0; t < n_tasks; t++) {
-        const int *cs = p->consume.start, *ps = p->produce.start, *ds = p->deps.start;
-        p->tasks[t].after = at;
-        a[at++] = cs[t + 1] - cs[t] + ps[t + 1] - ps[t];
-        a[at++] = ds[t + 1] - ds[t];
+        int m = cs[t + 1] - cs[t] + ps[t + 1] - ps[t], k = ds[t + 1] - ds[t];
+        p->tasks[t].after = (int)need; /* checked below: need only grows */
+        need += (2 + m + 1) / 2 * 2 + (long long)TOPO_LAUNCH_INTS * k;
+        if (need > INT_MAX / 4)
+            return -1;
+    }
+    /* 16 ints more: topo_prefetch_block hints the line after a block's first */
+    if (topo_grow(&p->after, &p->cap_after, (int)need + 16, sizeof(int)))
+        return -1;
+    for (int t = 0; t < n_tasks; t++) {
+        const topo_task *x = &p->tasks[t];
+        int op = x->kind == TOPO_COLLECTIVE ? TOPO_COLLECTIVE + cg->collective[x->node] : x->kind;
+        p->launch[t] = (topo_launch){x->dur, t, x->after, x->resource, op};
+    }
+    for (int t = 0; t < n_tasks; t++) {
+        int *a = p->after + p->tasks[t].after, at = 2;
+        a[0] = cs[t + 1] - cs[t] + ps[t + 1] - ps[t];
+        a[1] = ds[t + 1] - ds[t];
         for (int i = cs[t]; i < cs[t + 1]; i++)
             a[at++] = 2 * p->consume.list[i];
         for (int i = ps[t]; i < ps[t + 1]; i++)
             a[at++] = 2 * p->produce.list[i] + 1;
-        for (int i = ds[t]; i < ds[t + 1]; i++)
-            a[at++] = p->deps.list[i];
+        if (at & 1)
+            a[at++] = 0;
+        topo_launch *l = (topo_launch *)(a + at);
+        for (int i = ds[t]; i < ds[t + 1]; i++) {
+            int d = p->deps.list[i];
+            *l++ = d < n_tasks ? p->launch[d] : (topo_launch){0, d, 0, -1, 0};
+        }
     }
     return 0;
+}
+
+/* The launch records of the dependents in block a of p->after. */
+static inline const topo_launch *topo_after_deps(const int *a)
+{
+    return (const topo_launch *)(a + (2 + a[0] + 1) / 2 * 2);
 }
 
 /* ---------------------------------------------------------------- collectives */
@@ -750,30 +797,42 @@ typedef struct topo_run {
     double coll_free;
 } topo_run;
 
-/* Takes the next slot of task t's resource (specs/tag.md §4.2 step 1). */
-static void topo_start(topo_prepared *p, const pb_compiled *cg, topo_run *run, int t)
+/* Hints the block of p->after at `at`: its first two cache lines, which hold the blocks of tasks
+ * with two dependents and fewer. */
+static inline void topo_prefetch_block(const topo_prepared *p, int at)
 {
-    topo_task *x = &p->tasks[t];
-    if (x->kind == TOPO_COMPUTE) {
-        double begin = p->dev_free[x->resource] > run->time ? p->dev_free[x->resource] : run->time;
-        double end = begin + x->dur;
-        x->start = begin;
-        p->dev_free[x->resource] = end;
-        p->busy[x->resource] += x->dur;
-        topo_push(p->heap, &run->heap_n, (topo_entry){end, x->after});
+    __builtin_prefetch(&p->after[at]);
+    __builtin_prefetch(&p->after[at] + 64 / sizeof(int));
+}
+
+/* Takes the next slot of task l->id's resource (specs/tag.md §4.2 step 1).  The block of
+ * p->after that the task's end will read is fetched now: half the tasks (transfers inside a
+ * device) end at once, and the rest are as likely to be evicted as not by their pop. */
+static void topo_start(topo_prepared *p, const pb_compiled *cg, topo_run *run, const topo_launch *l)
+{
+    int t = l->id;
+    if (l->op == TOPO_COMPUTE) {
+        double begin = p->dev_free[l->resource] > run->time ? p->dev_free[l->resource] : run->time;
+        double end = begin + l->dur;
+        p->start[t] = begin;
+        p->dev_free[l->resource] = end;
+        p->busy[l->resource] += l->dur;
+        topo_prefetch_block(p, l->after);
+        topo_push(p->heap, &run->heap_n, (topo_entry){end, l->after});
         return;
     }
-    if (x->kind == TOPO_TRANSFER) {
+    if (l->op == TOPO_TRANSFER) {
         double begin = run->time;
-        if (x->resource >= 0) {
-            begin = p->link_free[x->resource] > begin ? p->link_free[x->resource] : begin;
-            p->link_free[x->resource] = begin + x->dur;
+        if (l->resource >= 0) {
+            begin = p->link_free[l->resource] > begin ? p->link_free[l->resource] : begin;
+            p->link_free[l->resource] = begin + l->dur;
         }
-        x->start = begin;
-        topo_push(p->heap, &run->heap_n, (topo_entry){begin + x->dur, x->after});
+        p->start[t] = begin;
+        topo_prefetch_block(p, l->after);
+        topo_push(p->heap, &run->heap_n, (topo_entry){begin + l->dur, l->after});
         return;
     }
-    int k = cg->collective[x->node];
+    int k = l->op - TOPO_COLLECTIVE;
     p->arrival[p->arrival_start[k] + p->arrived[k]++] = t;
     if (p->arrived[k] < cg->coll_size[k])
         return;
@@ -782,7 +841,7 @@ static void topo_start(topo_prepared *p, const pb_compiled *cg, topo_run *run, i
     run->coll_free = end;
     for (int i = 0; i < cg->coll_size[k]; i++) {
         int m = p->arrival[p->arrival_start[k] + i];
-        p->tasks[m].start = begin;
+        p->start[m] = begin;
         p->tasks[m].dur = dur;
         topo_push(p->heap, &run->heap_n, (topo_entry){end, p->tasks[m].after});
     }
@@ -808,12 +867,13 @@ static void topo_finish_memory(topo_prepared *p, const int *ops, int n)
     }
 }
 
-/* Sorts the n task ids of a in increasing order (insertion sort: a few tasks at a time). */
-static void topo_sort_tasks(int *a, int n)
+/* Sorts the n launch records of a by task id (insertion sort: a few tasks at a time). */
+static void topo_sort_tasks(const topo_launch **a, int n)
 {
     for (int i = 1; i < n; i++) {
-        int x = a[i], j = i;
-        for (; j > 0 && a[j - 1] > x; j--)
+        const topo_launch *x = a[i];
+        int j = i;
+        for (; j > 0 && a[j - 1]->id > x->id; j--)
             a[j] = a[j - 1];
         a[j] = x;
     }
@@ -822,43 +882,38 @@ static void topo_sort_tasks(int *a, int n)
 /* A task ended: of its n dependents `deps`, those that wait for nothing more join the FIFO (from
  * *tail on), in the order of their ids, as when each pair was its own dependency (a task's
  * dependents are listed in id order; a barrier that fires merges its own list in). */
-static void topo_release_dependents(topo_prepared *p, int n_tasks, const int *deps, int n,
+static void topo_release_dependents(topo_prepared *p, int n_tasks, const topo_launch *deps, int n,
                                     int *tail)
 {
     const int *start = p->deps.start, *list = p->deps.list;
-    int *waiting = p->waiting, *fifo = p->fifo, at = *tail, fired = 0;
+    int *waiting = p->waiting, at = *tail, fired = 0;
+    const topo_launch **fifo = p->fifo;
     for (int i = 0; i < n; i++) {
-        int d = deps[i];
+        int d = deps[i].id;
         if (--waiting[d] != 0)
             continue;
         if (d < n_tasks) {
-            __builtin_prefetch(&p->tasks[d], 1); /* topo_start reads it soon */
-            fifo[at++] = d;
+            fifo[at++] = &deps[i];
             continue;
         }
         fired = 1;
         for (int j = start[d]; j < start[d + 1]; j++)
-            if (--waiting[list[j]] == 0) {
-                __builtin_prefetch(&p->tasks[list[j]], 1);
-                fifo[at++] = list[j];
-            }
+            if (--waiting[list[j]] == 0)
+                fifo[at++] = &p->launch[list[j]];
     }
     if (fired)
         topo_sort_tasks(fifo + *tail, at - *tail);
     *tail = at;
 }
 
-/* Hints the blocks of the tasks most likely to end next: the heap's top, then one of its
- * children (a pop or two ahead: the block is in cache when its pop comes). */
+/* Hints the blocks of the tasks most likely to end next: the heap's top three levels, which hold
+ * the next pop's task and often the two or three after it (a block fetched at its task's start,
+ * topo_start, may be gone by its pop). */
 static inline void topo_prefetch_next(const topo_prepared *p, int heap_n)
 {
     const topo_entry *h = p->heap;
-    if (heap_n > 2)
-        __builtin_prefetch(&p->after[h[2].task]);
-    if (heap_n > 1)
-        __builtin_prefetch(&p->after[h[1].task]);
-    if (heap_n > 0)
-        __builtin_prefetch(&p->after[h[0].task]);
+    for (int i = heap_n < 7 ? heap_n : 7; i-- > 0;)
+        topo_prefetch_block(p, h[i].task);
 }
 
 /* The heap's entries name a task by its block of p->after (a unique id, which the order ignores),
@@ -869,7 +924,7 @@ static double topo_loop(topo_prepared *p, const pb_compiled *cg, int n_tasks, lo
     int head = 0, tail = 0;
     for (int t = 0; t < n_tasks; t++)
         if (p->waiting[t] == 0)
-            p->fifo[tail++] = t;
+            p->fifo[tail++] = &p->launch[t];
     for (;;) {
         while (head < tail)
             topo_start(p, cg, &run, p->fifo[head++]);
@@ -881,7 +936,7 @@ static double topo_loop(topo_prepared *p, const pb_compiled *cg, int n_tasks, lo
         const int *a = p->after + e.task;
         topo_finish_memory(p, a + 2, a[0]);
         run.time = e.end;
-        topo_release_dependents(p, n_tasks, a + 2 + a[0], a[1], &tail);
+        topo_release_dependents(p, n_tasks, topo_after_deps(a), a[1], &tail);
     }
     *pops = run.pops;
     return run.time;
@@ -1121,7 +1176,7 @@ static int topo_prepare_strategy(topo_prepared *p, const pb_strategy *s, pb_erro
     if (topo_reserve(p, cg) || topo_build(p, cg, &p->n_tasks, &p->n_buffers) ||
         topo_pairs_index(&p->deps, p->n_tasks + p->n_barriers) ||
         topo_pairs_index(&p->consume, p->n_tasks) || topo_pairs_index(&p->produce, p->n_tasks) ||
-        topo_after(p, p->n_tasks) || topo_cache_store(p, s))
+        topo_after(p, cg, p->n_tasks) || topo_cache_store(p, s))
         return pb_errorf(err, "out of memory");
     memcpy(p->buffers0, p->buffers, (size_t)p->n_buffers * sizeof(topo_buffer));
     memset(p->waiting0, 0, ((size_t)p->n_tasks + (size_t)p->n_barriers) * sizeof(int));
@@ -1182,7 +1237,7 @@ static void topo_fill(const topo_prepared *p, const pb_compiled *cg, int n_tasks
         for (int i = 0; i < p->n_moves; i++) {
             int t = p->moves[i];
             out->link_busy_us[p->info[t].src * nd + p->info[t].dst] +=
-                topo_end(&p->tasks[t]) - p->tasks[t].start;
+                topo_end(p->start, p->tasks, t) - p->start[t];
         }
     }
     if (out->node_start_us && out->node_end_us) {
@@ -1195,9 +1250,8 @@ static void topo_fill(const topo_prepared *p, const pb_compiled *cg, int n_tasks
             if (x->kind == TOPO_TRANSFER)
                 continue;
             int v = cg->origin[x->node];
-            out->node_start_us[v] =
-                x->start < out->node_start_us[v] ? x->start : out->node_start_us[v];
-            double end = topo_end(x);
+            double begin = p->start[t], end = topo_end(p->start, p->tasks, t);
+            out->node_start_us[v] = begin < out->node_start_us[v] ? begin : out->node_start_us[v];
             out->node_end_us[v] = end > out->node_end_us[v] ? end : out->node_end_us[v];
         }
     }
@@ -1228,7 +1282,7 @@ static void topo_idle_after(const topo_prepared *p, const pb_compiled *cg, int n
             int d = list[i], from = d < n_tasks ? i : start[d],
                 to = d < n_tasks ? i + 1 : start[d + 1];
             for (int j = from; j < to; j++) { /* a barrier: the tasks waiting on it */
-                double gap = p->tasks[list[j]].start - topo_end(x);
+                double gap = p->start[list[j]] - topo_end(p->start, p->tasks, t);
                 least = gap < least ? gap : least;
             }
         }
@@ -1259,8 +1313,8 @@ static void topo_records(const topo_prepared *p, const pb_compiled *cg, int n_ta
             .what = transfer ? "transfer" : what[cg->kind[v]],
             .src_device = p->info[t].src,
             .dst_device = p->info[t].dst,
-            .start_us = x->start,
-            .end_us = topo_end(x),
+            .start_us = p->start[t],
+            .end_us = topo_end(p->start, p->tasks, t),
             .bytes = x->kind == TOPO_COMPUTE ? 0 : p->info[t].amount,
         };
         out->task_record(out->task_ctx, &r);
