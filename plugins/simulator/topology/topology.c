@@ -690,6 +690,13 @@ static int topo_build(topo_prepared *p, const pb_compiled *cg, int *n_tasks, int
     return topo_barriers_close(p, nt);
 }
 
+/* The ints before the launch records in a block of p->after whose task has m memory operations:
+ * the two counts and the operations, rounded up to even (topo_after). */
+static inline int topo_block_head(int m)
+{
+    return (2 + m + 1) / 2 * 2;
+}
+
 /* What the end of each task does, in one block of p->after from tasks[t].after (a finished
  * task's heap entry carries it, so that the event loop reads one place): the number m of memory
  * operations, the number k of dependents, the m operations (the buffers the task frees, as 2 b,
@@ -703,7 +710,7 @@ static int topo_after(topo_prepared *p, const pb_compiled *cg, int n_tasks)
     for (int t = 0; t < n_tasks; t++) {
         int m = cs[t + 1] - cs[t] + ps[t + 1] - ps[t], k = ds[t + 1] - ds[t];
         p->tasks[t].after = (int)need; /* checked below: need only grows */
-        need += (2 + m + 1) / 2 * 2 + (long long)TOPO_LAUNCH_INTS * k;
+        need += topo_block_head(m) + (long long)TOPO_LAUNCH_INTS * k;
         if (need > INT_MAX / 4)
             return -1;
     }
@@ -723,8 +730,8 @@ static int topo_after(topo_prepared *p, const pb_compiled *cg, int n_tasks)
             a[at++] = 2 * p->consume.list[i];
         for (int i = ps[t]; i < ps[t + 1]; i++)
             a[at++] = 2 * p->produce.list[i] + 1;
-        if (at & 1)
-            a[at++] = 0;
+        if (at < topo_block_head(a[0]))
+            a[at++] = 0; /* padding */
         topo_launch *l = (topo_launch *)(a + at);
         for (int i = ds[t]; i < ds[t + 1]; i++) {
             int d = p->deps.list[i];
@@ -737,7 +744,7 @@ static int topo_after(topo_prepared *p, const pb_compiled *cg, int n_tasks)
 /* The launch records of the dependents in block a of p->after. */
 static inline const topo_launch *topo_after_deps(const int *a)
 {
-    return (const topo_launch *)(a + (2 + a[0] + 1) / 2 * 2);
+    return (const topo_launch *)(a + topo_block_head(a[0]));
 }
 
 /* ---------------------------------------------------------------- collectives */
