@@ -6,15 +6,7 @@
 # file byte for byte.
 source "$(dirname "$0")/lib/common.bash"
 
-for model in inceptionv3 bert-small; do
-    "$PB_BIN" dataset gen "$model" --out zoo >/dev/null || fail "dataset gen $model"
-done
-for option in allreduce ps; do
-    cat >dp-$option.json <<JSON
-{"device_groups": {"all": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]},
- "default": {"group": "all", "option": "$option"}}
-JSON
-done
+dp_strategies inceptionv3 bert-small
 for model in inceptionv3 bert-small; do
     for option in allreduce ps; do
         for barriers in true false; do

@@ -11,15 +11,7 @@
 source "$(dirname "$0")/lib/common.bash"
 
 models="vgg19 resnet101 inceptionv3 transformer bert-small bert-large"
-for model in $models; do
-    "$PB_BIN" dataset gen "$model" --out zoo >/dev/null || fail "dataset gen $model"
-done
-for option in allreduce ps; do
-    cat >dp-$option.json <<JSON
-{"device_groups": {"all": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]},
- "default": {"group": "all", "option": "$option"}}
-JSON
-done
+dp_strategies $models
 for model in $models; do
     for option in allreduce ps; do
         "$PB_BIN" simulate --graph "zoo/$model.json" --strategy dp-$option.json \

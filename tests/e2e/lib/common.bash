@@ -21,3 +21,19 @@ fail() {
 sql() {
     sqlite3 -batch -noheader -cmd ".timeout 10000" "$1" "$2"
 }
+
+# dp_strategies MODEL... — generates the zoo graphs MODEL (zoo/MODEL.json) and writes the two
+# strategies replicating every op on all 16 GPUs of tag-testbed: dp-allreduce.json and
+# dp-ps.json.
+dp_strategies() {
+    local model option
+    for model in "$@"; do
+        "$PB_BIN" dataset gen "$model" --out zoo >/dev/null || fail "dataset gen $model"
+    done
+    for option in allreduce ps; do
+        cat >dp-$option.json <<JSON
+{"device_groups": {"all": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]},
+ "default": {"group": "all", "option": "$option"}}
+JSON
+    done
+}
